@@ -1,0 +1,123 @@
+"""The AWS Cost and Usage Report line-item contract that every AWS reader produces.
+
+CUR 2.0 (Data Exports) spells columns in snake case; legacy CUR 1 CSV spells them
+``category/CamelCase`` and its Athena/Parquet flavour uses the same snake case as CUR 2.0.
+Readers rename CUR 1 columns with :func:`cur1_to_snake` and then expose exactly
+:data:`CUR_COLUMNS` (absent ones as NULL), so one SQL model (``sql/focus/aws_cur.sql``)
+serves both generations.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+COST = "DECIMAL(38,10)"
+TIMESTAMP = "TIMESTAMPTZ"
+TEXT = "VARCHAR"
+
+
+@dataclass(frozen=True)
+class CurColumn:
+    """One canonical CUR column."""
+
+    name: str
+    """CUR 2.0 / Athena snake-case name."""
+    sql_type: str
+    """DuckDB type the reader casts to; costs are DECIMAL, IDs VARCHAR."""
+    required: bool = False
+    """A delivery without it is rejected, naming the file and the column."""
+    product_map_key: str | None = None
+    """Key in CUR 2.0's ``product`` map when the value is not a top-level column."""
+
+
+CUR_COLUMNS: tuple[CurColumn, ...] = (
+    CurColumn("identity_line_item_id", TEXT),
+    CurColumn("identity_time_interval", TEXT),
+    CurColumn("bill_invoice_id", TEXT),
+    CurColumn("bill_invoicing_entity", TEXT),
+    CurColumn("bill_billing_entity", TEXT),
+    CurColumn("bill_bill_type", TEXT),
+    CurColumn("bill_payer_account_id", TEXT, required=True),
+    CurColumn("bill_payer_account_name", TEXT),
+    CurColumn("bill_billing_period_start_date", TIMESTAMP, required=True),
+    CurColumn("bill_billing_period_end_date", TIMESTAMP, required=True),
+    CurColumn("line_item_usage_account_id", TEXT, required=True),
+    CurColumn("line_item_usage_account_name", TEXT),
+    CurColumn("line_item_line_item_type", TEXT, required=True),
+    CurColumn("line_item_usage_start_date", TIMESTAMP, required=True),
+    CurColumn("line_item_usage_end_date", TIMESTAMP, required=True),
+    CurColumn("line_item_product_code", TEXT, required=True),
+    CurColumn("line_item_usage_type", TEXT),
+    CurColumn("line_item_operation", TEXT),
+    CurColumn("line_item_availability_zone", TEXT),
+    CurColumn("line_item_resource_id", TEXT),
+    CurColumn("line_item_usage_amount", COST),
+    CurColumn("line_item_currency_code", TEXT, required=True),
+    CurColumn("line_item_unblended_rate", COST),
+    CurColumn("line_item_unblended_cost", COST, required=True),
+    CurColumn("line_item_line_item_description", TEXT),
+    CurColumn("line_item_legal_entity", TEXT),
+    CurColumn("line_item_tax_type", TEXT),
+    CurColumn("product_sku", TEXT),
+    CurColumn("product_servicecode", TEXT),
+    CurColumn("product_product_name", TEXT, product_map_key="product_name"),
+    CurColumn("product_product_family", TEXT),
+    CurColumn("product_region_code", TEXT),
+    CurColumn("product_instance_type", TEXT),
+    CurColumn("product_from_location", TEXT),
+    CurColumn("product_to_location", TEXT),
+    CurColumn("product_transfer_type", TEXT, product_map_key="transfer_type"),
+    CurColumn("product_storage_class", TEXT, product_map_key="storage_class"),
+    CurColumn("pricing_term", TEXT),
+    CurColumn("pricing_unit", TEXT),
+    CurColumn("pricing_rate_code", TEXT),
+    CurColumn("pricing_rate_id", TEXT),
+    CurColumn("pricing_public_on_demand_rate", COST),
+    CurColumn("pricing_public_on_demand_cost", COST),
+    CurColumn("reservation_reservation_a_r_n", TEXT),
+    CurColumn("reservation_effective_cost", COST),
+    CurColumn("reservation_unused_amortized_upfront_fee_for_billing_period", COST),
+    CurColumn("reservation_unused_recurring_fee", COST),
+    CurColumn("reservation_unused_quantity", COST),
+    CurColumn("savings_plan_savings_plan_a_r_n", TEXT),
+    CurColumn("savings_plan_savings_plan_effective_cost", COST),
+    CurColumn("savings_plan_total_commitment_to_date", COST),
+    CurColumn("savings_plan_used_commitment", COST),
+    CurColumn("savings_plan_offering_type", TEXT),
+)
+
+# Every lineItem/LineItemType the pipeline knows how to price; anything else is rejected.
+LINE_ITEM_TYPES: tuple[str, ...] = (
+    "Usage",
+    "DiscountedUsage",
+    "SavingsPlanCoveredUsage",
+    "SavingsPlanNegation",
+    "SavingsPlanUpfrontFee",
+    "SavingsPlanRecurringFee",
+    "RIFee",
+    "Fee",
+    "FlatRateSubscription",
+    "Tax",
+    "Credit",
+    "Refund",
+    "BundledDiscount",
+    "Discount",
+    "EdpDiscount",
+    "PrivateRateDiscount",
+    "DistributorDiscount",
+)
+
+_CAMEL_BOUNDARY = re.compile(r"(?<!^)(?=[A-Z])")
+
+
+def cur1_to_snake(column: str) -> str:
+    """``lineItem/UnblendedCost`` -> ``line_item_unblended_cost`` (Athena's rule, ARN -> a_r_n).
+
+    Tag columns keep their key: ``resourceTags/user:team`` -> ``resource_tags_user_team``.
+    """
+    category, _, name = column.partition("/")
+    category_snake = _CAMEL_BOUNDARY.sub("_", category).lower()
+    if category == "resourceTags" or category == "costCategory":
+        return f"{category_snake}_{re.sub(r'[^0-9A-Za-z]+', '_', name).lower()}"
+    return f"{category_snake}_{_CAMEL_BOUNDARY.sub('_', name).lower()}"
