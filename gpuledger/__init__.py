@@ -1,1 +1,1 @@
-"""gpuledger package."""
+"""gpuledger engine: warehouse, normalization, loading, checks and the command line."""

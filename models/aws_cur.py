@@ -29,6 +29,8 @@ class CurColumn:
     """A delivery without it is rejected, naming the file and the column."""
     product_map_key: str | None = None
     """Key in CUR 2.0's ``product`` map when the value is not a top-level column."""
+    cur1_name: str | None = None
+    """CUR 1 CSV spelling, named in errors about a missing required column."""
 
 
 CUR_COLUMNS: tuple[CurColumn, ...] = (
@@ -38,24 +40,24 @@ CUR_COLUMNS: tuple[CurColumn, ...] = (
     CurColumn("bill_invoicing_entity", TEXT),
     CurColumn("bill_billing_entity", TEXT),
     CurColumn("bill_bill_type", TEXT),
-    CurColumn("bill_payer_account_id", TEXT, required=True),
+    CurColumn("bill_payer_account_id", TEXT, required=True, cur1_name="bill/PayerAccountId"),
     CurColumn("bill_payer_account_name", TEXT),
-    CurColumn("bill_billing_period_start_date", TIMESTAMP, required=True),
-    CurColumn("bill_billing_period_end_date", TIMESTAMP, required=True),
-    CurColumn("line_item_usage_account_id", TEXT, required=True),
+    CurColumn("bill_billing_period_start_date", TIMESTAMP, required=True, cur1_name="bill/BillingPeriodStartDate"),
+    CurColumn("bill_billing_period_end_date", TIMESTAMP, required=True, cur1_name="bill/BillingPeriodEndDate"),
+    CurColumn("line_item_usage_account_id", TEXT, required=True, cur1_name="lineItem/UsageAccountId"),
     CurColumn("line_item_usage_account_name", TEXT),
-    CurColumn("line_item_line_item_type", TEXT, required=True),
-    CurColumn("line_item_usage_start_date", TIMESTAMP, required=True),
-    CurColumn("line_item_usage_end_date", TIMESTAMP, required=True),
-    CurColumn("line_item_product_code", TEXT, required=True),
+    CurColumn("line_item_line_item_type", TEXT, required=True, cur1_name="lineItem/LineItemType"),
+    CurColumn("line_item_usage_start_date", TIMESTAMP, required=True, cur1_name="lineItem/UsageStartDate"),
+    CurColumn("line_item_usage_end_date", TIMESTAMP, required=True, cur1_name="lineItem/UsageEndDate"),
+    CurColumn("line_item_product_code", TEXT, required=True, cur1_name="lineItem/ProductCode"),
     CurColumn("line_item_usage_type", TEXT),
     CurColumn("line_item_operation", TEXT),
     CurColumn("line_item_availability_zone", TEXT),
     CurColumn("line_item_resource_id", TEXT),
     CurColumn("line_item_usage_amount", COST),
-    CurColumn("line_item_currency_code", TEXT, required=True),
+    CurColumn("line_item_currency_code", TEXT, required=True, cur1_name="lineItem/CurrencyCode"),
     CurColumn("line_item_unblended_rate", COST),
-    CurColumn("line_item_unblended_cost", COST, required=True),
+    CurColumn("line_item_unblended_cost", COST, required=True, cur1_name="lineItem/UnblendedCost"),
     CurColumn("line_item_line_item_description", TEXT),
     CurColumn("line_item_legal_entity", TEXT),
     CurColumn("line_item_tax_type", TEXT),

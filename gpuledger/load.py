@@ -1,0 +1,278 @@
+"""Load one delivery into ``focus.costs``: normalize, check, reconcile and replace its slices atomically.
+
+A slice is (ProviderName, BillingAccountId, BillingPeriodStart). Everything happens in one DuckDB
+transaction: the delivery's rows are inserted, older rows of the same slices are deleted, the
+conformance checks and the source reconciliation run on the new rows, and any failure rolls the
+whole thing back, so published data never sees a partial or unchecked delivery.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+
+from gpuledger.checks import run_checks
+from gpuledger.errors import InputError, ReconciliationError
+from gpuledger.normalize import aws_cur
+from gpuledger.normalize.files import FileStats, first_bad_row, read_raw, verify_files
+from gpuledger.sqlfiles import load_sql
+from models.aws import AWS_PROVIDER_NAME
+from models.aws_cur import LINE_ITEM_TYPES
+from models.delivery import Delivery
+
+log = logging.getLogger(__name__)
+
+SourceViewBuilder = Callable[[duckdb.DuckDBPyConnection, duckdb.DuckDBPyRelation, Sequence[Path]], dict[str, str]]
+
+
+@dataclass(frozen=True)
+class FormatModel:
+    """How one export format becomes FOCUS rows."""
+
+    provider_name: str
+    create_source_view: SourceViewBuilder
+    model_sql: str
+    source_totals_sql: str
+    enumerated_columns: dict[str, tuple[str, ...]]
+    """Source columns with a closed set of values the model understands (checked in errors)."""
+
+
+_AWS_CUR = FormatModel(
+    provider_name=AWS_PROVIDER_NAME,
+    create_source_view=aws_cur.create_source_view,
+    model_sql="focus/aws_cur.sql",
+    source_totals_sql="reconcile/aws_cur_source_totals.sql",
+    enumerated_columns={"line_item_line_item_type": LINE_ITEM_TYPES},
+)
+
+FORMAT_MODELS: dict[str, FormatModel] = {"aws-cur1": _AWS_CUR, "aws-cur2": _AWS_CUR}
+
+
+@dataclass(frozen=True)
+class SliceTotal:
+    """FOCUS totals of one replaced slice in one currency."""
+
+    provider_name: str
+    billing_account_id: str
+    billing_period_start: dt.datetime
+    currency: str | None
+    rows: int
+    billed_cost: Decimal
+    effective_cost: Decimal
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    delivery_id: str
+    unchanged: bool
+    """True when this exact delivery was already loaded and still owns its slices: nothing was done."""
+    slices: tuple[SliceTotal, ...]
+
+
+def load_delivery(con: duckdb.DuckDBPyConnection, delivery: Delivery) -> LoadResult:
+    """Replace the delivery's slices in ``focus.costs`` with its rows, or change nothing and raise."""
+    model = FORMAT_MODELS[delivery.source_format]
+    stats = verify_files(delivery.files)
+    delivery_id = delivery.delivery_id(stats.sha256)
+    previous = con.execute(
+        "SELECT content_sha256, first_ingested_at FROM meta.deliveries WHERE delivery_id = $id",
+        {"id": delivery_id},
+    ).fetchone()
+    if previous and previous[0] == stats.sha256 and _owns_its_slices(con, delivery_id):
+        return LoadResult(delivery_id, True, _slice_totals(con, delivery_id))
+    ingested_at = previous[1] if previous else dt.datetime.now(dt.UTC).replace(microsecond=0)
+
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute("DELETE FROM focus.costs WHERE x_DeliveryId = $id", {"id": delivery_id})
+        if delivery.files:
+            _insert_focus_rows(con, delivery, model, delivery_id, ingested_at)
+        _check_rows_match_manifest(con, delivery, delivery_id)
+        slices = _replace_slices(con, delivery, model, delivery_id)
+        _fail_on_check_violations(con, delivery_id)
+        if delivery.files:
+            _reconcile(con, model, delivery, delivery_id)
+        _record_delivery(con, delivery, delivery_id, stats, ingested_at)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    log.info("loaded %s into %d slice(s)", delivery_id, len(slices))
+    return LoadResult(delivery_id, False, _slice_totals(con, delivery_id))
+
+
+def _owns_its_slices(con: duckdb.DuckDBPyConnection, delivery_id: str) -> bool:
+    """A later delivery of the same slices takes them over in meta.slices; then this one no longer owns any."""
+    row = con.execute("SELECT count(*) FROM meta.slices WHERE delivery_id = $id", {"id": delivery_id}).fetchone()
+    return bool(row and row[0])
+
+
+def _insert_focus_rows(
+    con: duckdb.DuckDBPyConnection,
+    delivery: Delivery,
+    model: FormatModel,
+    delivery_id: str,
+    ingested_at: dt.datetime,
+) -> None:
+    raw = read_raw(con, delivery.files)
+    cast_columns = model.create_source_view(con, raw, delivery.files)
+    params = {
+        "delivery_id": delivery_id,
+        "source_format": delivery.source_format,
+        "ingested_at": ingested_at,
+        "provider_name": model.provider_name,
+    }
+    try:
+        con.execute("INSERT INTO focus.costs BY NAME " + load_sql(model.model_sql), params)
+    except duckdb.Error as exc:
+        raise _locate_bad_input(con, delivery.files, raw.columns, cast_columns, model, exc) from exc
+
+
+def _locate_bad_input(
+    con: duckdb.DuckDBPyConnection,
+    files: Sequence[Path],
+    raw_columns: Sequence[str],
+    cast_columns: dict[str, str],
+    model: FormatModel,
+    exc: duckdb.Error,
+) -> InputError:
+    """Turn a failed cast or an unknown value into an error naming the file, row and column."""
+    for file in files:
+        for header, sql_type in cast_columns.items():
+            text = "nullif(trim(CAST(v AS VARCHAR)), '')"
+            found = first_bad_row(con, file, header, f"{text} IS NOT NULL AND TRY_CAST({text} AS {sql_type}) IS NULL")
+            if found:
+                return InputError(file, f"{found[1]!r} is not a valid {sql_type}", row=found[0], column=header)
+        for canonical, allowed in model.enumerated_columns.items():
+            header = aws_cur.source_column(raw_columns, canonical)
+            if header is None:
+                continue
+            found = first_bad_row(con, file, header, "NOT list_contains($allowed, v)", {"allowed": list(allowed)})
+            if found:
+                return InputError(file, f"unknown value {found[1]!r}", row=found[0], column=header)
+    return InputError(files[0], f"cannot normalize: {str(exc).strip().splitlines()[0]}")
+
+
+def _check_rows_match_manifest(con: duckdb.DuckDBPyConnection, delivery: Delivery, delivery_id: str) -> None:
+    """Rows of a manifest's delivery must belong to the account and period the manifest names."""
+    if delivery.billing_period is None:
+        return
+    stray = con.execute(
+        "SELECT x_SourceFile, x_SourceLineItemId, BillingAccountId, strftime(BillingPeriodStart, '%Y-%m')"
+        " FROM focus.costs WHERE x_DeliveryId = $id"
+        " AND (strftime(BillingPeriodStart, '%Y-%m') <> $period OR BillingAccountId <> coalesce($account, BillingAccountId))"
+        " LIMIT 1",
+        {"id": delivery_id, "period": delivery.billing_period, "account": delivery.billing_account_id},
+    ).fetchone()
+    if stray:
+        raise InputError(
+            stray[0],
+            f"line item {stray[1]} is for account {stray[2]}, period {stray[3]}, but manifest {delivery.manifest}"
+            f" delivers account {delivery.billing_account_id}, period {delivery.billing_period}",
+            column="BillingPeriodStart",
+        )
+
+
+def _replace_slices(
+    con: duckdb.DuckDBPyConnection, delivery: Delivery, model: FormatModel, delivery_id: str
+) -> list[tuple[str, str, dt.datetime]]:
+    """Delete every older row of the slices this delivery covers; record the delivery as their owner."""
+    rows = con.execute(
+        "SELECT DISTINCT ProviderName, BillingAccountId, BillingPeriodStart FROM focus.costs WHERE x_DeliveryId = $id",
+        {"id": delivery_id},
+    ).fetchall()
+    slices = {(str(p), str(a), s) for p, a, s in rows}
+    if delivery.billing_period and delivery.billing_account_id:
+        # An empty restatement still replaces its period: the manifest names the slice.
+        start = dt.datetime.strptime(delivery.billing_period, "%Y-%m").replace(tzinfo=dt.UTC)
+        slices.add((model.provider_name, delivery.billing_account_id, start))
+    for provider, account, start in sorted(slices):
+        key = {"provider": provider, "account": account, "start": start}
+        con.execute(
+            "DELETE FROM focus.costs WHERE ProviderName = $provider AND BillingAccountId = $account"
+            " AND BillingPeriodStart = $start AND x_DeliveryId <> $id",
+            {**key, "id": delivery_id},
+        )
+        con.execute(
+            "DELETE FROM meta.slices WHERE provider_name = $provider AND billing_account_id = $account"
+            " AND billing_period_start = $start",
+            key,
+        )
+        con.execute(
+            "INSERT INTO meta.slices VALUES ($provider, $account, $start, $id, now())", {**key, "id": delivery_id}
+        )
+    return sorted(slices)
+
+
+def _fail_on_check_violations(con: duckdb.DuckDBPyConnection, delivery_id: str) -> None:
+    failed = [result for result in run_checks(con, delivery_id) if not result.passed]
+    if not failed:
+        return
+    first = failed[0].sample[0]
+    summary = "; ".join(f"{r.check}: {r.violations} row(s)" for r in failed)
+    raise InputError(
+        first.source_file or delivery_id,
+        f"FOCUS conformance failed ({summary}); first: line item {first.line_item_id}: {first.problem}",
+        column=first.column_name,
+    )
+
+
+def _reconcile(con: duckdb.DuckDBPyConnection, model: FormatModel, delivery: Delivery, delivery_id: str) -> None:
+    """Sums per (billing account, period, currency) must equal the source's to the cent."""
+    con.execute("DELETE FROM meta.source_totals WHERE delivery_id = $id", {"id": delivery_id})
+    con.execute(
+        "INSERT INTO meta.source_totals SELECT $id, * FROM (" + load_sql(model.source_totals_sql) + ")",
+        {"id": delivery_id},
+    )
+    mismatches = con.execute(load_sql("reconcile/focus_vs_source.sql"), {"id": delivery_id}).fetchall()
+    if mismatches:
+        details = "; ".join(
+            f"{account} {period} {currency}: source billed {sb} effective {se}, FOCUS billed {fb} effective {fe}"
+            for account, period, currency, sb, se, fb, fe in mismatches
+        )
+        raise ReconciliationError(f"delivery {delivery_id} ({delivery.files[0]} ...) does not reconcile: {details}")
+
+
+def _record_delivery(
+    con: duckdb.DuckDBPyConnection,
+    delivery: Delivery,
+    delivery_id: str,
+    stats: FileStats,
+    ingested_at: dt.datetime,
+) -> None:
+    con.execute("DELETE FROM meta.deliveries WHERE delivery_id = $id", {"id": delivery_id})
+    con.execute(
+        "INSERT INTO meta.deliveries SELECT $id, $source_name, $format, $account, $period, $version, $manifest,"
+        " $files, $bytes, $sha256, (SELECT count(*) FROM focus.costs WHERE x_DeliveryId = $id), $first, now()",
+        {
+            "id": delivery_id,
+            "source_name": delivery.source_name,
+            "format": delivery.source_format,
+            "account": delivery.billing_account_id,
+            "period": delivery.billing_period,
+            "version": delivery.version,
+            "manifest": str(delivery.manifest) if delivery.manifest else None,
+            "files": [str(f) for f in delivery.files],
+            "bytes": stats.bytes,
+            "sha256": stats.sha256,
+            "first": ingested_at,
+        },
+    )
+
+
+def _slice_totals(con: duckdb.DuckDBPyConnection, delivery_id: str) -> tuple[SliceTotal, ...]:
+    rows = con.execute(
+        "SELECT s.provider_name, s.billing_account_id, s.billing_period_start, c.BillingCurrency,"
+        " count(c.BilledCost), coalesce(sum(c.BilledCost), 0), coalesce(sum(c.EffectiveCost), 0)"
+        " FROM meta.slices s LEFT JOIN focus.costs c ON c.ProviderName = s.provider_name"
+        " AND c.BillingAccountId = s.billing_account_id AND c.BillingPeriodStart = s.billing_period_start"
+        " WHERE s.delivery_id = $id GROUP BY ALL ORDER BY ALL",
+        {"id": delivery_id},
+    ).fetchall()
+    return tuple(SliceTotal(*row) for row in rows)

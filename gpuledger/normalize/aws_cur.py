@@ -1,0 +1,139 @@
+"""AWS CUR 1 and CUR 2.0 files -> the canonical ``aws_cur_src`` view that ``sql/focus/aws_cur.sql`` reads.
+
+The reader is where the two generations differ: CUR 1 headers are renamed to CUR 2.0 names, its
+``product/*`` columns become plain columns, and its one-column-per-tag ``resourceTags/*`` become the
+same tag map CUR 2.0 ships. Every cost is cast to DECIMAL from text (CSV) or double (Parquet).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import duckdb
+
+from gpuledger.errors import InputError
+from gpuledger.sqlfiles import quote_ident, quote_literal
+from models.aws_cur import CUR_COLUMNS, TEXT, CurColumn, cur1_to_snake
+
+SOURCE_VIEW = "aws_cur_src"
+
+# CUR 2.0 tag keys arrive as user_<key> / aws_<key>; FOCUS wants user keys bare, provider keys prefixed.
+_CUR2_TAG_KEY = (
+    "CASE WHEN starts_with(e.key, 'user_') THEN e.key[6:]"
+    " WHEN starts_with(e.key, 'aws_') THEN 'aws:' || e.key[5:] ELSE e.key END"
+)
+_EMPTY_MAP = "CAST(MAP {} AS MAP(VARCHAR, VARCHAR))"
+
+
+def create_source_view(
+    con: duckdb.DuckDBPyConnection, raw: duckdb.DuckDBPyRelation, files: Sequence[Path]
+) -> dict[str, str]:
+    """Expose ``raw`` (CUR 1 or CUR 2.0 columns) as ``aws_cur_src`` with the canonical typed columns.
+
+    Returns the file's own column names that are cast, with their target type, for error diagnostics.
+    """
+    raw.create_view("aws_cur_raw", replace=True)
+    header_types = {name: str(sql_type) for name, sql_type in zip(raw.columns, raw.types, strict=True)}
+    by_canonical = {_canonical(name): name for name in header_types}
+    product_map = _product_map_expr(header_types)
+    selects = []
+    cast_columns: dict[str, str] = {}
+    for column in CUR_COLUMNS:
+        header = by_canonical.get(column.name)
+        if header is not None:
+            expr = _typed(header, header_types[header], column.sql_type)
+            if column.sql_type != TEXT:
+                cast_columns[header] = column.sql_type
+        elif column.product_map_key and product_map:
+            expr = _cast_text(f"map_extract_value({product_map}, {quote_literal(column.product_map_key)})", column)
+        elif column.required:
+            raise InputError(files[0], "required column is missing", column=column.cur1_name or column.name)
+        else:
+            expr = f"CAST(NULL AS {column.sql_type})"
+        selects.append(f"{expr} AS {column.name}")
+    selects.append(f"{_tags_expr(header_types)} AS tags")
+    selects.append(f"{_cost_categories_expr(header_types)} AS cost_categories")
+    selects.append("filename AS source_file")
+    con.execute(f"CREATE OR REPLACE TEMP VIEW {SOURCE_VIEW} AS SELECT\n  " + ",\n  ".join(selects) + "\nFROM aws_cur_raw")
+    return cast_columns
+
+
+def source_column(raw_columns: Sequence[str], canonical_name: str) -> str | None:
+    """The file's own spelling of a canonical column (used to name columns in errors)."""
+    return next((name for name in raw_columns if _canonical(name) == canonical_name), None)
+
+
+def _canonical(header: str) -> str:
+    return cur1_to_snake(header) if "/" in header else header
+
+
+def _typed(header: str, raw_type: str, sql_type: str) -> str:
+    ident = quote_ident(header)
+    if raw_type == "VARCHAR":
+        text = f"nullif(trim({ident}), '')"
+        return text if sql_type == TEXT else f"CAST({text} AS {sql_type})"
+    if sql_type == TEXT:
+        return f"nullif(CAST({ident} AS VARCHAR), '')"
+    return f"CAST({ident} AS {sql_type})"
+
+
+def _cast_text(expr: str, column: CurColumn) -> str:
+    text = f"nullif(trim({expr}), '')"
+    return text if column.sql_type == TEXT else f"CAST({text} AS {column.sql_type})"
+
+
+def _as_map(header: str, header_types: dict[str, str]) -> str:
+    ident = quote_ident(header)
+    # CUR 2.0 CSV writes map columns as JSON text.
+    return ident if header_types[header].startswith("MAP") else f"CAST(CAST({ident} AS JSON) AS MAP(VARCHAR, VARCHAR))"
+
+
+def _product_map_expr(header_types: dict[str, str]) -> str | None:
+    return _as_map("product", header_types) if "product" in header_types else None
+
+
+def _tags_expr(header_types: dict[str, str]) -> str:
+    if "resource_tags" in header_types:
+        entries = f"map_entries({_as_map('resource_tags', header_types)})"
+        return (
+            f"map_from_entries(list_sort(list_transform(list_filter({entries}, e -> nullif(e.value, '') IS NOT NULL),"
+            f" e -> {{'key': {_CUR2_TAG_KEY}, 'value': e.value}})))"
+        )
+    return _columns_map(header_types, ("resourceTags/", "resource_tags_"), _cur1_tag_key)
+
+
+def _cost_categories_expr(header_types: dict[str, str]) -> str:
+    if "cost_category" in header_types:
+        entries = f"map_entries({_as_map('cost_category', header_types)})"
+        return f"map_from_entries(list_sort(list_filter({entries}, e -> nullif(e.value, '') IS NOT NULL)))"
+    return _columns_map(header_types, ("costCategory/", "cost_category_"), lambda name: name)
+
+
+def _cur1_tag_key(name: str) -> str:
+    """``user:team`` or ``user_team`` -> ``team``; ``aws:createdBy`` / ``aws_created_by`` keep an ``aws:`` prefix."""
+    for user_prefix in ("user:", "user_"):
+        if name.startswith(user_prefix):
+            return name[len(user_prefix) :]
+    for aws_prefix in ("aws:", "aws_"):
+        if name.startswith(aws_prefix):
+            return "aws:" + name[len(aws_prefix) :]
+    return name
+
+
+def _columns_map(header_types: dict[str, str], prefixes: tuple[str, ...], key_of: Callable[[str], str]) -> str:
+    """One map from CUR 1's one-column-per-key layout, keys sorted, empty cells dropped."""
+    entries: dict[str, str] = {}
+    for header in header_types:
+        prefix = next((p for p in prefixes if header.startswith(p)), None)
+        if prefix is None:
+            continue
+        key = key_of(header[len(prefix) :])
+        entries.setdefault(key, header)
+    if not entries:
+        return _EMPTY_MAP
+    structs = ", ".join(
+        f"{{'key': {quote_literal(key)}, 'value': nullif(trim(CAST({quote_ident(header)} AS VARCHAR)), '')}}"
+        for key, header in sorted(entries.items())
+    )
+    return f"map_from_entries(list_filter([{structs}], e -> e.value IS NOT NULL))"

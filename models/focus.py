@@ -1,0 +1,305 @@
+"""FOCUS 1.2 Cost and Usage columns as data: the single source of the DDL, casts and conformance checks.
+
+Each column carries its spec type, feature level, whether NULL is ever allowed, its allowed values,
+and (where the spec has one) a row-level nullability rule written as a SQL predicate that is TRUE
+on an offending row. ``gpuledger.checks`` turns these into queries; ``gpuledger.warehouse`` turns
+them into ``CREATE TABLE focus.costs``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+FOCUS_VERSION = "1.2"
+
+
+class FocusType(StrEnum):
+    """FOCUS data types and the DuckDB type each is stored as."""
+
+    STRING = "VARCHAR"
+    DECIMAL = "DECIMAL(38,10)"
+    DATETIME = "TIMESTAMPTZ"
+    JSON = "JSON"
+
+    @property
+    def sql(self) -> str:
+        # JSON is kept as VARCHAR text: Parquet readers and the official validator expect strings.
+        return "VARCHAR" if self is FocusType.JSON else self.value
+
+
+class Level(StrEnum):
+    MANDATORY = "Mandatory"
+    RECOMMENDED = "Recommended"
+    CONDITIONAL = "Conditional"
+
+
+# Row-level rule templates; {c} is the column being checked.
+_TUP = (
+    "(ChargeCategory = 'Tax' AND {c} IS NOT NULL)"
+    " OR (ChargeCategory IN ('Usage', 'Purchase') AND ChargeClass IS NULL AND {c} IS NULL)"
+)
+
+
+def _null_iff(other: str) -> str:
+    return f"(({other}) IS NULL) <> ({{c}} IS NULL)"
+
+
+def _null_when_null(other: str) -> str:
+    return f"({other}) IS NULL AND {{c}} IS NOT NULL"
+
+
+@dataclass(frozen=True)
+class FocusColumn:
+    """One FOCUS 1.2 column."""
+
+    name: str
+    type: FocusType
+    level: Level
+    nullable: bool
+    """False: NULL is never allowed in any row."""
+    allowed_values: tuple[str, ...] = ()
+    """Closed enumeration; empty for free-form columns."""
+    null_rule: str | None = None
+    """SQL predicate, TRUE on a row that breaks the spec's conditional nullability ({c} = this column)."""
+
+    @property
+    def null_violation_sql(self) -> str | None:
+        if not self.nullable:
+            return f"{self.name} IS NULL"
+        return self.null_rule.format(c=self.name) if self.null_rule else None
+
+
+CHARGE_CATEGORIES = ("Usage", "Purchase", "Tax", "Credit", "Adjustment")
+CHARGE_FREQUENCIES = ("One-Time", "Recurring", "Usage-Based")
+PRICING_CATEGORIES = ("Standard", "Dynamic", "Committed", "Other")
+USED_UNUSED = ("Used", "Unused")
+
+SERVICE_SUBCATEGORIES: dict[str, tuple[str, ...]] = {
+    "AI and Machine Learning": (
+        "AI Platforms",
+        "Bots",
+        "Generative AI",
+        "Machine Learning",
+        "Natural Language Processing",
+        "Other (AI and Machine Learning)",
+    ),
+    "Analytics": (
+        "Analytics Platforms",
+        "Business Intelligence",
+        "Data Processing",
+        "Search",
+        "Streaming Analytics",
+        "Other (Analytics)",
+    ),
+    "Business Applications": ("Productivity and Collaboration", "Other (Business Applications)"),
+    "Compute": (
+        "Containers",
+        "End User Computing",
+        "Quantum Compute",
+        "Serverless Compute",
+        "Virtual Machines",
+        "Other (Compute)",
+    ),
+    "Databases": (
+        "Caching",
+        "Data Warehouses",
+        "Ledger Databases",
+        "NoSQL Databases",
+        "Relational Databases",
+        "Time Series Databases",
+        "Other (Databases)",
+    ),
+    "Developer Tools": (
+        "Developer Platforms",
+        "Continuous Integration and Deployment",
+        "Development Environments",
+        "Source Code Management",
+        "Quality Assurance",
+        "Other (Developer Tools)",
+    ),
+    "Identity": ("Identity and Access Management", "Other (Identity)"),
+    "Integration": ("API Management", "Messaging", "Workflow Orchestration", "Other (Integration)"),
+    "Internet of Things": ("IoT Analytics", "IoT Platforms", "Other (Internet of Things)"),
+    "Management and Governance": (
+        "Architecture",
+        "Compliance",
+        "Cost Management",
+        "Data Governance",
+        "Disaster Recovery",
+        "Endpoint Management",
+        "Observability",
+        "Support",
+        "Other (Management and Governance)",
+    ),
+    "Media": ("Content Creation", "Gaming", "Media Streaming", "Mixed Reality", "Other (Media)"),
+    "Migration": ("Data Migration", "Resource Migration", "Other (Migration)"),
+    "Mobile": ("Other (Mobile)",),
+    "Multicloud": ("Multicloud Integration", "Other (Multicloud)"),
+    "Networking": (
+        "Application Networking",
+        "Content Delivery",
+        "Network Connectivity",
+        "Network Infrastructure",
+        "Network Routing",
+        "Network Security",
+        "Other (Networking)",
+    ),
+    "Security": (
+        "Secret Management",
+        "Security Posture Management",
+        "Threat Detection and Response",
+        "Other (Security)",
+    ),
+    "Storage": (
+        "Backup Storage",
+        "Block Storage",
+        "File Storage",
+        "Object Storage",
+        "Storage Platforms",
+        "Other (Storage)",
+    ),
+    "Web": ("Application Platforms", "Other (Web)"),
+    "Other": ("Other (Other)",),
+}
+
+S, D, T, J = FocusType.STRING, FocusType.DECIMAL, FocusType.DATETIME, FocusType.JSON
+M, R, C = Level.MANDATORY, Level.RECOMMENDED, Level.CONDITIONAL
+
+FOCUS_COLUMNS: tuple[FocusColumn, ...] = (
+    FocusColumn("AvailabilityZone", S, R, True),
+    FocusColumn("BilledCost", D, M, False),
+    FocusColumn("BillingAccountId", S, M, False),
+    FocusColumn("BillingAccountName", S, M, True),
+    FocusColumn("BillingAccountType", S, C, True, null_rule=_null_iff("BillingAccountId")),
+    FocusColumn("BillingCurrency", S, M, False),
+    FocusColumn("BillingPeriodEnd", T, M, False),
+    FocusColumn("BillingPeriodStart", T, M, False),
+    FocusColumn("CapacityReservationId", S, C, True),
+    FocusColumn(
+        "CapacityReservationStatus",
+        S,
+        C,
+        True,
+        USED_UNUSED,
+        "(CapacityReservationId IS NULL AND {c} IS NOT NULL)"
+        " OR (CapacityReservationId IS NOT NULL AND ChargeCategory = 'Usage' AND {c} IS NULL)",
+    ),
+    FocusColumn("ChargeCategory", S, M, False, CHARGE_CATEGORIES),
+    FocusColumn("ChargeClass", S, M, True, ("Correction",)),
+    FocusColumn("ChargeDescription", S, M, True),
+    FocusColumn("ChargeFrequency", S, R, False, CHARGE_FREQUENCIES),
+    FocusColumn("ChargePeriodEnd", T, M, False),
+    FocusColumn("ChargePeriodStart", T, M, False),
+    FocusColumn(
+        "CommitmentDiscountCategory", S, C, True, ("Spend", "Usage"), _null_iff("CommitmentDiscountId")
+    ),
+    FocusColumn("CommitmentDiscountId", S, C, True),
+    FocusColumn("CommitmentDiscountName", S, C, True, null_rule=_null_when_null("CommitmentDiscountId")),
+    FocusColumn(
+        "CommitmentDiscountQuantity",
+        D,
+        C,
+        True,
+        null_rule="(ChargeCategory IN ('Usage', 'Purchase') AND CommitmentDiscountId IS NOT NULL"
+        " AND ChargeClass IS NULL AND {c} IS NULL)"
+        " OR (NOT (ChargeCategory IN ('Usage', 'Purchase') AND CommitmentDiscountId IS NOT NULL)"
+        " AND {c} IS NOT NULL)",
+    ),
+    FocusColumn(
+        "CommitmentDiscountStatus",
+        S,
+        C,
+        True,
+        USED_UNUSED,
+        "(CommitmentDiscountId IS NULL AND {c} IS NOT NULL)"
+        " OR (CommitmentDiscountId IS NOT NULL AND ChargeCategory = 'Usage' AND {c} IS NULL)",
+    ),
+    FocusColumn("CommitmentDiscountType", S, C, True, null_rule=_null_iff("CommitmentDiscountId")),
+    FocusColumn("CommitmentDiscountUnit", S, C, True, null_rule=_null_iff("CommitmentDiscountQuantity")),
+    FocusColumn(
+        "ConsumedQuantity",
+        D,
+        C,
+        True,
+        null_rule="(ChargeCategory = 'Usage' AND CommitmentDiscountStatus IS DISTINCT FROM 'Unused'"
+        " AND ChargeClass IS NULL AND {c} IS NULL)"
+        " OR (NOT (ChargeCategory = 'Usage' AND CommitmentDiscountStatus IS DISTINCT FROM 'Unused')"
+        " AND {c} IS NOT NULL)",
+    ),
+    FocusColumn("ConsumedUnit", S, C, True, null_rule=_null_iff("ConsumedQuantity")),
+    FocusColumn("ContractedCost", D, M, False),
+    FocusColumn("ContractedUnitPrice", D, C, True, null_rule=_TUP),
+    FocusColumn("EffectiveCost", D, M, False),
+    FocusColumn("InvoiceId", S, R, True),
+    FocusColumn("InvoiceIssuerName", S, M, False),
+    FocusColumn("ListCost", D, M, False),
+    FocusColumn("ListUnitPrice", D, C, True, null_rule=_TUP),
+    FocusColumn("PricingCategory", S, C, True, PRICING_CATEGORIES, _TUP),
+    FocusColumn("PricingCurrency", S, C, True),
+    FocusColumn("PricingCurrencyContractedUnitPrice", D, C, True, null_rule=_TUP),
+    FocusColumn("PricingCurrencyEffectiveCost", D, C, True),
+    FocusColumn("PricingCurrencyListUnitPrice", D, C, True, null_rule=_TUP),
+    FocusColumn("PricingQuantity", D, M, True, null_rule=_TUP),
+    FocusColumn("PricingUnit", S, M, True, null_rule=_null_iff("PricingQuantity")),
+    FocusColumn("ProviderName", S, M, False),
+    FocusColumn("PublisherName", S, M, False),
+    FocusColumn("RegionId", S, C, True),
+    FocusColumn("RegionName", S, C, True, null_rule=_null_iff("RegionId")),
+    FocusColumn("ResourceId", S, C, True),
+    FocusColumn("ResourceName", S, C, True, null_rule=_null_when_null("ResourceId")),
+    FocusColumn("ResourceType", S, C, True, null_rule=_null_iff("ResourceId")),
+    FocusColumn("ServiceCategory", S, M, False, tuple(SERVICE_SUBCATEGORIES)),
+    FocusColumn("ServiceName", S, M, False),
+    FocusColumn(
+        "ServiceSubcategory",
+        S,
+        R,
+        False,
+        tuple(sub for subs in SERVICE_SUBCATEGORIES.values() for sub in subs),
+    ),
+    FocusColumn("SkuId", S, C, True, null_rule=_TUP),
+    FocusColumn("SkuMeter", S, C, True, null_rule=_null_when_null("SkuId")),
+    FocusColumn("SkuPriceDetails", J, C, True, null_rule=_null_when_null("SkuPriceId")),
+    FocusColumn("SkuPriceId", S, C, True, null_rule=_TUP),
+    FocusColumn("SubAccountId", S, C, True),
+    FocusColumn("SubAccountName", S, C, True, null_rule=_null_iff("SubAccountId")),
+    FocusColumn("SubAccountType", S, C, True, null_rule=_null_iff("SubAccountId")),
+    FocusColumn("Tags", J, C, True),
+)
+
+
+@dataclass(frozen=True)
+class CustomColumn:
+    """A gpuledger column (``x_`` prefix) that keeps a FOCUS row traceable to its source."""
+
+    name: str
+    sql_type: str
+    nullable: bool
+    description: str
+
+
+CUSTOM_COLUMNS: tuple[CustomColumn, ...] = (
+    CustomColumn("x_SourceFormat", "VARCHAR", False, "Export format the row came from (aws-cur2, ...)."),
+    CustomColumn("x_DeliveryId", "VARCHAR", False, "Delivery (export version) the row belongs to."),
+    CustomColumn("x_SourceFile", "VARCHAR", False, "Data file the row was read from."),
+    CustomColumn("x_SourceLineItemId", "VARCHAR", True, "Provider's line-item id within the delivery."),
+    CustomColumn("x_SourceLineItemType", "VARCHAR", True, "Provider's charge type (e.g. RIFee)."),
+    CustomColumn("x_IngestedAt", "TIMESTAMPTZ", False, "When this delivery was first ingested."),
+    CustomColumn("x_ServiceCode", "VARCHAR", True, "Provider service code (AWS product code)."),
+    CustomColumn("x_UsageType", "VARCHAR", True, "Provider usage type (AWS lineItem/UsageType)."),
+    CustomColumn("x_Operation", "VARCHAR", True, "Provider operation (AWS lineItem/Operation)."),
+    CustomColumn("x_InstanceType", "VARCHAR", True, "Instance/VM type, the key of the GPU catalog."),
+    CustomColumn("x_CostCategories", "VARCHAR", True, "Provider cost categories as a flat JSON object."),
+)
+
+FOCUS_COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in FOCUS_COLUMNS)
+ALL_COLUMN_NAMES: tuple[str, ...] = FOCUS_COLUMN_NAMES + tuple(c.name for c in CUSTOM_COLUMNS)
+FOCUS_BY_NAME: dict[str, FocusColumn] = {c.name: c for c in FOCUS_COLUMNS}
+
+
+def column_types() -> dict[str, str]:
+    """Column name -> DuckDB type for every stored column, FOCUS first then custom (spec order)."""
+    types = {c.name: c.type.sql for c in FOCUS_COLUMNS}
+    types.update({c.name: c.sql_type for c in CUSTOM_COLUMNS})
+    return types
