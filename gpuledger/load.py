@@ -131,7 +131,9 @@ def _insert_focus_rows(
     try:
         con.execute("INSERT INTO focus.costs BY NAME " + load_sql(model.model_sql), params)
     except duckdb.Error as exc:
-        raise _locate_bad_input(con, delivery.files, raw.columns, cast_columns, model, exc) from exc
+        # A separate cursor: the failed statement aborted this transaction, and diagnostics only read files.
+        with con.cursor() as diagnostics:
+            raise _locate_bad_input(diagnostics, delivery.files, raw.columns, cast_columns, model, exc) from exc
 
 
 def _locate_bad_input(

@@ -123,7 +123,8 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
 def _replace_ref_table(
     con: duckdb.DuckDBPyConnection, table: str, columns: Sequence[str], rows: Iterable[tuple[str, ...]]
 ) -> None:
-    # Table and column names are constants of this module, never input.
+    # Table and column names are constants of this module, never input; values are bound as lists.
     con.execute(f"CREATE OR REPLACE TABLE {table} ({', '.join(f'{c} VARCHAR' for c in columns)})")
-    placeholders = ", ".join("?" for _ in columns)
-    con.executemany(f"INSERT INTO {table} VALUES ({placeholders})", list(rows))
+    values = list(zip(*rows, strict=True)) or [() for _ in columns]
+    unnested = ", ".join(f"unnest(${i + 1}::VARCHAR[])" for i in range(len(columns)))
+    con.execute(f"INSERT INTO {table} SELECT {unnested}", [list(v) for v in values])

@@ -1,0 +1,132 @@
+"""``gpuledger``: the command line. Commands and flags are a contract relied on outside the code."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from contextlib import closing
+from pathlib import Path
+
+from gpuledger.errors import GpuledgerError
+from gpuledger.load import LoadResult, SliceTotal, load_delivery
+from gpuledger.pipeline import deliveries_from_paths, open_warehouse, resolve_home
+from gpuledger.warehouse import WAREHOUSE_FILE
+from models.delivery import SOURCE_FORMATS
+
+HOME_HELP = "gpuledger home (default: $GPULEDGER_HOME, else ~/.local/share/gpuledger)"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return int(args.handler(args))
+    except GpuledgerError as exc:
+        print(f"gpuledger: error: {exc}", file=sys.stderr)
+        return 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gpuledger", description=__doc__)
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    demo = commands.add_parser("demo", help="generate sample exports and run the whole pipeline on them")
+    demo.add_argument("--home", help=HOME_HELP)
+    demo.set_defaults(handler=_demo)
+
+    run = commands.add_parser("run", help="run the pipeline (through Dagster) on the configured sources")
+    run.add_argument("--home", help=HOME_HELP)
+    run.set_defaults(handler=_run)
+
+    imp = commands.add_parser("import", help="ingest export files or folders, replacing their slices")
+    imp.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    imp.add_argument("--home", help=HOME_HELP)
+    imp.add_argument("--format", default="auto", choices=("auto", *SOURCE_FORMATS))
+    imp.set_defaults(handler=_import)
+
+    export = commands.add_parser("export-focus", help="write FOCUS rows to a Parquet file")
+    export.add_argument("--home", help=HOME_HELP)
+    export.add_argument("--out", required=True, type=Path, metavar="FILE.parquet")
+    export.add_argument("--provider", help="ProviderName to export (e.g. AWS)")
+    export.add_argument("--month", help="billing month YYYY-MM")
+    export.set_defaults(handler=_export_focus)
+    return parser
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from gpuledger.demo.setup import write_demo_home
+
+    home = resolve_home(args.home)
+    write_demo_home(home)
+    return _run(args, home)
+
+
+def _run(args: argparse.Namespace, home: Path | None = None) -> int:
+    from pipelines.runner import run_pipeline
+
+    home = home or resolve_home(args.home)
+    partitions = run_pipeline(home)
+    with closing(open_warehouse(home)) as con:
+        slices = con.execute(
+            "SELECT ProviderName, BillingAccountId, strftime(BillingPeriodStart, '%Y-%m'), BillingCurrency,"
+            " count(*), sum(BilledCost), sum(EffectiveCost) FROM focus.costs GROUP BY ALL ORDER BY ALL"
+        ).fetchall()
+    print(f"Ran {len(partitions)} partition(s) through Dagster: {', '.join(f'{p} {m}' for m, p in partitions)}")
+    print(_table(["provider", "billing account", "month", "currency", "rows", "billed", "effective"], slices))
+    print(f"\nResults: FOCUS 1.2 rows in table focus.costs of {home / WAREHOUSE_FILE}")
+    print(f"  duckdb -readonly {home / WAREHOUSE_FILE} \"SELECT * FROM focus.costs LIMIT 10\"")
+    print(f"  gpuledger export-focus --home {home} --out focus.parquet")
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    home = resolve_home(args.home)
+    with closing(open_warehouse(home)) as con:
+        deliveries = deliveries_from_paths(con, [p.resolve() for p in args.paths], args.format)
+        results = [load_delivery(con, delivery) for delivery in deliveries]
+    for result in results:
+        _print_load(result)
+    return 0
+
+
+def _print_load(result: LoadResult) -> None:
+    state = "unchanged (already loaded)" if result.unchanged else "loaded"
+    print(f"{result.delivery_id}: {state}")
+    print(_table(["provider", "billing account", "month", "currency", "rows", "billed", "effective"],
+                 [_slice_row(s) for s in result.slices]))
+
+
+def _slice_row(s: SliceTotal) -> tuple[object, ...]:
+    return (s.provider_name, s.billing_account_id, s.billing_period_start.strftime("%Y-%m"), s.currency or "-",
+            s.rows, s.billed_cost, s.effective_cost)
+
+
+def _export_focus(args: argparse.Namespace) -> int:
+    home = resolve_home(args.home)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with closing(open_warehouse(home)) as con:
+        relation = con.sql(
+            "SELECT * FROM focus.costs WHERE ($provider IS NULL OR ProviderName = $provider)"
+            " AND ($month IS NULL OR strftime(BillingPeriodStart, '%Y-%m') = $month)"
+            " ORDER BY BillingAccountId, BillingPeriodStart, x_DeliveryId, x_SourceFile, x_SourceLineItemId",
+            params={"provider": args.provider, "month": args.month},
+        )
+        count = relation.count("*").fetchone()
+        relation.write_parquet(str(args.out), compression="zstd")
+    print(f"wrote {count[0] if count else 0} FOCUS rows to {args.out}")
+    return 0
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    cells = [list(map(str, header))] + [[str(v) for v in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = ["  ".join(v.rjust(w) if i >= 4 else v.ljust(w) for i, (v, w) in enumerate(zip(r, widths, strict=True)))
+             for r in cells]
+    return "\n".join(lines[:1] + ["  ".join("-" * w for w in widths)] + lines[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""Dagster definitions: export deliveries -> FOCUS slices in DuckDB, partitioned by billing month x provider.
+
+Each partition loads the newest complete delivery of every configured source of that provider for that
+month (replacing its slices atomically), then reports the conformance and reconciliation checks.
+"""
+
+
+from collections.abc import Iterator
+from contextlib import closing
+from pathlib import Path
+
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetCheckSpec,
+    AssetExecutionContext,
+    ConfigurableResource,
+    Definitions,
+    MaterializeResult,
+    MonthlyPartitionsDefinition,
+    MultiPartitionKey,
+    MultiPartitionsDefinition,
+    StaticPartitionsDefinition,
+    asset,
+)
+from pydantic import Field
+
+from gpuledger.checks import run_checks
+from gpuledger.load import SliceTotal
+from gpuledger.pipeline import load_month, open_warehouse, resolve_home
+from gpuledger.sqlfiles import load_sql
+
+PROVIDERS = ("aws",)
+# end_offset=1 includes the open (current) month, which providers restate until it closes.
+BILLING_MONTHS = MonthlyPartitionsDefinition(start_date="2024-01-01", end_offset=1)
+INGESTION_PARTITIONS = MultiPartitionsDefinition(
+    {"month": BILLING_MONTHS, "provider": StaticPartitionsDefinition(list(PROVIDERS))}
+)
+WAREHOUSE_TAGS = {"gpuledger/warehouse": "writer"}
+
+
+class WarehouseResource(ConfigurableResource):
+    """Where the pipeline keeps its exports configuration and DuckDB warehouse."""
+
+    home: str = Field(default="", description="gpuledger home; empty means $GPULEDGER_HOME, else the default.")
+
+    def resolved_home(self) -> Path:
+        return resolve_home(self.home or None)
+
+
+def ingestion_partition_key(month: str, provider: str) -> MultiPartitionKey:
+    """Partition key for billing month ``YYYY-MM`` of ``provider``."""
+    return MultiPartitionKey({"month": f"{month}-01", "provider": provider})
+
+
+@asset(
+    key=["focus", "costs"],
+    partitions_def=INGESTION_PARTITIONS,
+    op_tags=WAREHOUSE_TAGS,
+    check_specs=[
+        AssetCheckSpec("focus_conformance", asset=["focus", "costs"], description="Strict FOCUS 1.2 checks."),
+        AssetCheckSpec(
+            "source_reconciliation",
+            asset=["focus", "costs"],
+            description="Sums per account, period and currency equal the source's billed and amortized totals.",
+        ),
+    ],
+    description="FOCUS 1.2 rows of one billing month of one provider, replaced by the newest deliveries.",
+)
+def focus_costs(
+    context: AssetExecutionContext, warehouse: WarehouseResource
+) -> Iterator[MaterializeResult | AssetCheckResult]:
+    keys = context.partition_key.keys_by_dimension  # type: ignore[attr-defined]
+    month, provider = keys["month"][:7], keys["provider"]
+    home = warehouse.resolved_home()
+    with closing(open_warehouse(home)) as con:
+        loaded = load_month(con, home, provider, month)
+        check_failures = {
+            result.check: result.violations
+            for load in loaded
+            for result in run_checks(con, load.delivery_id)
+            if not result.passed
+        }
+        unreconciled = [
+            load.delivery_id
+            for load in loaded
+            if con.execute(load_sql("reconcile/focus_vs_source.sql"), {"id": load.delivery_id}).fetchall()
+        ]
+    slices = [s for load in loaded for s in load.slices]
+    context.log.info("%s %s: %d deliveries, %d slices", provider, month, len(loaded), len(slices))
+    yield MaterializeResult(
+        metadata={
+            "deliveries": [load.delivery_id for load in loaded],
+            "unchanged_deliveries": sum(load.unchanged for load in loaded),
+            "focus_rows": sum(s.rows for s in slices),
+            "billed_cost_by_currency": _by_currency(slices, "billed_cost"),
+            "effective_cost_by_currency": _by_currency(slices, "effective_cost"),
+        }
+    )
+    yield AssetCheckResult(
+        check_name="focus_conformance",
+        passed=not check_failures,
+        severity=AssetCheckSeverity.ERROR,
+        metadata={"failed_checks": check_failures},
+    )
+    yield AssetCheckResult(
+        check_name="source_reconciliation",
+        passed=not unreconciled,
+        severity=AssetCheckSeverity.ERROR,
+        metadata={"unreconciled_deliveries": unreconciled},
+    )
+
+
+def _by_currency(slices: list[SliceTotal], field: str) -> dict[str, str]:
+    totals: dict[str, object] = {}
+    for s in slices:
+        if s.currency is not None:
+            totals[s.currency] = totals.get(s.currency, 0) + getattr(s, field)
+    return {currency: str(total) for currency, total in sorted(totals.items())}
+
+
+defs = Definitions(assets=[focus_costs], resources={"warehouse": WarehouseResource()})
