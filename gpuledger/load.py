@@ -19,7 +19,7 @@ import duckdb
 
 from gpuledger.checks import run_checks
 from gpuledger.errors import InputError, ReconciliationError
-from gpuledger.normalize import aws_cur
+from gpuledger.normalize import aws_cur, aws_focus
 from gpuledger.normalize.files import FileStats, first_bad_row, read_raw, verify_files
 from gpuledger.sqlfiles import load_sql
 from models.aws import AWS_PROVIDER_NAME
@@ -51,7 +51,15 @@ _AWS_CUR = FormatModel(
     enumerated_columns={"line_item_line_item_type": LINE_ITEM_TYPES},
 )
 
-FORMAT_MODELS: dict[str, FormatModel] = {"aws-cur1": _AWS_CUR, "aws-cur2": _AWS_CUR}
+_AWS_FOCUS = FormatModel(
+    provider_name=AWS_PROVIDER_NAME,
+    create_source_view=aws_focus.create_source_view,
+    model_sql="focus/aws_focus.sql",
+    source_totals_sql="reconcile/aws_focus_source_totals.sql",
+    enumerated_columns={},
+)
+
+FORMAT_MODELS: dict[str, FormatModel] = {"aws-cur1": _AWS_CUR, "aws-cur2": _AWS_CUR, "aws-focus": _AWS_FOCUS}
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 import duckdb
 
 from gpuledger.errors import InputError
+from gpuledger.normalize.files import cast_expr
 from gpuledger.sqlfiles import quote_ident, quote_literal
 from models.aws_cur import CUR_COLUMNS, TEXT, CurColumn, cur1_to_snake
 
@@ -42,7 +43,7 @@ def create_source_view(
     for column in CUR_COLUMNS:
         header = by_canonical.get(column.name)
         if header is not None:
-            expr = _typed(header, header_types[header], column.sql_type)
+            expr = cast_expr(header, header_types[header], column.sql_type)
             if column.sql_type != TEXT:
                 cast_columns[header] = column.sql_type
         elif column.product_map_key and product_map:
@@ -66,16 +67,6 @@ def source_column(raw_columns: Sequence[str], canonical_name: str) -> str | None
 
 def _canonical(header: str) -> str:
     return cur1_to_snake(header) if "/" in header else header
-
-
-def _typed(header: str, raw_type: str, sql_type: str) -> str:
-    ident = quote_ident(header)
-    if raw_type == "VARCHAR":
-        text = f"nullif(trim({ident}), '')"
-        return text if sql_type == TEXT else f"CAST({text} AS {sql_type})"
-    if sql_type == TEXT:
-        return f"nullif(CAST({ident} AS VARCHAR), '')"
-    return f"CAST({ident} AS {sql_type})"
 
 
 def _cast_text(expr: str, column: CurColumn) -> str:

@@ -43,6 +43,17 @@ def read_raw(con: duckdb.DuckDBPyConnection, files: Sequence[Path]) -> duckdb.Du
         raise _file_error(con, files, exc) from exc
 
 
+def cast_expr(header: str, raw_type: str, sql_type: str) -> str:
+    """SQL that turns a file's column into ``sql_type``: CSV text is trimmed, '' is NULL, casts are strict."""
+    ident = quote_ident(header)
+    if raw_type == "VARCHAR":
+        text = f"nullif(trim({ident}), '')"
+        return text if sql_type == "VARCHAR" else f"CAST({text} AS {sql_type})"
+    if sql_type == "VARCHAR":
+        return f"nullif(CAST({ident} AS VARCHAR), '')"
+    return f"CAST({ident} AS {sql_type})"
+
+
 def _file_error(con: duckdb.DuckDBPyConnection, files: Sequence[Path], exc: duckdb.Error) -> InputError:
     """Name the file a DuckDB read error comes from (DuckDB's message may not)."""
     for file in files:
