@@ -5,7 +5,8 @@ BIN := $(VENV)/bin
 GPULEDGER_HOME ?= $(CURDIR)/.home
 export GPULEDGER_HOME
 
-.PHONY: install demo test lint lock clean
+.PHONY: install demo test lint lock clean install-validator validate-focus lock-validator
+VALIDATOR_VENV := .venv-validator
 
 install: $(VENV)/.installed
 
@@ -22,7 +23,7 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-test: install lint
+test: install install-validator lint
 	$(BIN)/pytest
 
 # Re-resolve pinned versions after editing pyproject.toml (needs only PyPI).
@@ -31,5 +32,24 @@ lock:
 	/tmp/gpuledger-lock/bin/uv pip compile pyproject.toml --extra dev --python-version 3.11 \
 	  --generate-hashes --no-header -o requirements.lock
 
+# CPython 3.12 venv for focus-validator 2.2.1 (found on PATH/pyenv, or FOCUS_VALIDATOR_PYTHON=...).
+install-validator: $(VALIDATOR_VENV)/.installed
+
+$(VALIDATOR_VENV)/.installed: tools/requirements-validator.lock
+	scripts/validate-focus --install
+	@touch $@
+
+# make validate-focus FILE=focus.parquet [CRITERIA=ALL|NONE|LIST] [JUNIT=out.xml]
+validate-focus: install-validator
+	@test -n "$(FILE)" || { echo "usage: make validate-focus FILE=focus.parquet [CRITERIA=ALL|LIST] [JUNIT=out.xml]" >&2; exit 2; }
+	scripts/validate-focus "$(FILE)" --criteria "$(or $(CRITERIA),ALL)" $(if $(JUNIT),--junit "$(JUNIT)")
+
+# Re-resolve the validator's pinned, hashed requirements (needs only PyPI).
+lock-validator:
+	$(PYTHON) -m venv /tmp/gpuledger-lock && /tmp/gpuledger-lock/bin/pip install --quiet uv==0.13.8
+	printf 'focus-validator==2.2.1\npyarrow<26\nsetuptools\npoetry-core\n' \
+	  | /tmp/gpuledger-lock/bin/uv pip compile - --python-version 3.12 --universal --generate-hashes \
+	    --custom-compile-command 'make lock-validator' -o tools/requirements-validator.lock
+
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(VALIDATOR_VENV) .pytest_cache .ruff_cache
