@@ -42,7 +42,10 @@ def main() -> int:
         return 0
     normalize_s, normalize_rss = _run_phase("normalize", args)
     raw_s, raw_rss = _run_phase("raw-copy", args)
-    print(f"normalize: {normalize_s:.2f}s peak RSS {normalize_rss:.0f} MB; raw copy: {raw_s:.2f}s peak RSS {raw_rss:.0f} MB")
+    print(
+        f"normalize: {normalize_s:.2f}s peak RSS {normalize_rss:.0f} MB;"
+        f" raw copy: {raw_s:.2f}s peak RSS {raw_rss:.0f} MB"
+    )
     print(
         f"bench format={args.format} rows={args.rows} seconds={normalize_s:.2f} raw_copy_seconds={raw_s:.2f}"
         f" ratio={normalize_s / raw_s:.2f} peak_rss_mb={normalize_rss:.0f}"
@@ -67,8 +70,20 @@ def _export(data_dir: Path, rows: int, fmt: str) -> list[Path]:
 def _run_phase(phase: str, args: argparse.Namespace) -> tuple[float, float]:
     """Wall seconds and peak RSS (MB) of one phase in a child process."""
     with tempfile.TemporaryDirectory(prefix="gpuledger-bench-") as work:
-        command = [sys.executable, __file__, "--rows", str(args.rows), "--format", args.format,
-                   "--data-dir", str(args.data_dir), "--phase", phase, "--work", work]
+        command = [
+            sys.executable,
+            __file__,
+            "--rows",
+            str(args.rows),
+            "--format",
+            args.format,
+            "--data-dir",
+            str(args.data_dir),
+            "--phase",
+            phase,
+            "--work",
+            work,
+        ]
         started = time.perf_counter()
         child = subprocess.Popen(command)
         _, status, usage = os.wait4(child.pid, 0)
@@ -91,9 +106,14 @@ def _normalize(files: list[Path], fmt: str, work: Path) -> None:
 def _raw_copy(files: list[Path], work: Path) -> None:
     import duckdb
 
-    con = duckdb.connect(str(work / "raw.duckdb"), config={"memory_limit": os.environ.get("GPULEDGER_MEMORY_LIMIT", "1GB"),
-                                                          "preserve_insertion_order": "false",
-                                                          "temp_directory": str(work / "tmp")})
+    con = duckdb.connect(
+        str(work / "raw.duckdb"),
+        config={
+            "memory_limit": os.environ.get("GPULEDGER_MEMORY_LIMIT", "1GB"),
+            "preserve_insertion_order": "false",
+            "temp_directory": str(work / "tmp"),
+        },
+    )
     names = [str(f) for f in files]
     reader = "read_parquet($files)" if names[0].endswith(".parquet") else "read_csv($files)"
     con.sql(f"SELECT * FROM {reader}", params={"files": names}).write_parquet(str(work / "raw.parquet"))

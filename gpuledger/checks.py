@@ -50,9 +50,7 @@ def nullability_sql() -> str:
             tests.append((column.name, rule))
         if column.type in (FocusType.STRING, FocusType.JSON):
             tests.append((column.name, f"trim({column.name}) = '' OR upper({column.name}) = 'NULL'"))
-    problems = ", ".join(
-        f"CASE WHEN ({rule}) THEN '{name}' END" for name, rule in tests
-    )
+    problems = ", ".join(f"CASE WHEN ({rule}) THEN '{name}' END" for name, rule in tests)
     any_problem = " OR ".join(f"({rule})" for _, rule in tests)
     return (
         "SELECT column_name, 'breaks the FOCUS 1.2 nullability rule or holds a placeholder string' AS problem,"

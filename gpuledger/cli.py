@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from contextlib import closing
@@ -77,8 +78,12 @@ def _run(args: argparse.Namespace, home: Path | None = None) -> int:
     print(f"Ran {len(partitions)} partition(s) through Dagster: {', '.join(f'{p} {m}' for m, p in partitions)}")
     print(_table(["provider", "billing account", "month", "currency", "rows", "billed", "effective"], slices))
     print(f"\nResults: FOCUS 1.2 rows in table focus.costs of {home / WAREHOUSE_FILE}")
-    print(f"  duckdb -readonly {home / WAREHOUSE_FILE} \"SELECT * FROM focus.costs LIMIT 10\"")
-    print(f"  gpuledger export-focus --home {home} --out focus.parquet")
+    print(
+        f"  query:  {sys.executable} -c \"import duckdb; duckdb.connect('{home / WAREHOUSE_FILE}', read_only=True)"
+        f".sql('SELECT * FROM focus.costs LIMIT 10').show()\""
+    )
+    print(f"  export: gpuledger export-focus --home {home} --out focus.parquet")
+    print(f"  Dagster run history: {os.environ.get('DAGSTER_HOME') or home / 'dagster'}")
     return 0
 
 
@@ -95,13 +100,24 @@ def _import(args: argparse.Namespace) -> int:
 def _print_load(result: LoadResult) -> None:
     state = "unchanged (already loaded)" if result.unchanged else "loaded"
     print(f"{result.delivery_id}: {state}")
-    print(_table(["provider", "billing account", "month", "currency", "rows", "billed", "effective"],
-                 [_slice_row(s) for s in result.slices]))
+    print(
+        _table(
+            ["provider", "billing account", "month", "currency", "rows", "billed", "effective"],
+            [_slice_row(s) for s in result.slices],
+        )
+    )
 
 
 def _slice_row(s: SliceTotal) -> tuple[object, ...]:
-    return (s.provider_name, s.billing_account_id, s.billing_period_start.strftime("%Y-%m"), s.currency or "-",
-            s.rows, s.billed_cost, s.effective_cost)
+    return (
+        s.provider_name,
+        s.billing_account_id,
+        s.billing_period_start.strftime("%Y-%m"),
+        s.currency or "-",
+        s.rows,
+        s.billed_cost,
+        s.effective_cost,
+    )
 
 
 def _export_focus(args: argparse.Namespace) -> int:
@@ -123,9 +139,11 @@ def _export_focus(args: argparse.Namespace) -> int:
 def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     cells = [list(map(str, header))] + [[str(v) for v in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    lines = ["  ".join(v.rjust(w) if i >= 4 else v.ljust(w) for i, (v, w) in enumerate(zip(r, widths, strict=True)))
-             for r in cells]
-    return "\n".join(lines[:1] + ["  ".join("-" * w for w in widths)] + lines[1:])
+    lines = [
+        "  ".join(v.rjust(w) if i >= 4 else v.ljust(w) for i, (v, w) in enumerate(zip(r, widths, strict=True)))
+        for r in cells
+    ]
+    return "\n".join([lines[0], "  ".join("-" * w for w in widths), *lines[1:]])
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ class GpuledgerError(Exception):
 class InputError(GpuledgerError):
     """Bad input: a file, row and column that the pipeline refuses, with the reason."""
 
-    def __init__(self, file: Path | str, message: str, *, row: int | None = None, column: str | None = None):
+    def __init__(self, file: Path | str, message: str, *, row: int | None = None, column: str | None = None) -> None:
         self.file = str(file)
         self.row = row
         self.column = column

@@ -131,9 +131,7 @@ def _python_candidates() -> Iterator[Path]:
         if entry:
             yield Path(entry) / name
     pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
-    for version_dir in sorted(
-        (pyenv_root / "versions").glob("{}.{}.*".format(*REQUIRED_PYTHON)), reverse=True
-    ):
+    for version_dir in sorted((pyenv_root / "versions").glob("{}.{}.*".format(*REQUIRED_PYTHON)), reverse=True):
         yield version_dir / "bin" / name
     for prefix in ("/usr/local/bin", "/usr/bin", "/opt/homebrew/bin"):
         yield Path(prefix) / name
@@ -231,14 +229,10 @@ def ensure_validator_venv(*, force: bool = False, log: bool = True) -> Path:
             return _venv_python()
         python = find_validator_python()
         if log:
-            print(
-                f"validate-focus: installing {VALIDATOR_PACKAGE} into {VENV_DIR} ({python})", file=sys.stderr
-            )
+            print(f"validate-focus: installing {VALIDATOR_PACKAGE} into {VENV_DIR} ({python})", file=sys.stderr)
         if VENV_DIR.exists():
             shutil.rmtree(VENV_DIR)
-        venv = subprocess.run(
-            [str(python), "-m", "venv", str(VENV_DIR)], capture_output=True, text=True, check=False
-        )
+        venv = subprocess.run([str(python), "-m", "venv", str(VENV_DIR)], capture_output=True, text=True, check=False)
         if venv.returncode != 0:
             raise ValidatorError(f"`{python} -m venv {VENV_DIR}` failed:\n{venv.stdout}{venv.stderr}")
         with tempfile.TemporaryDirectory(prefix="validator-lock-") as tmp:
@@ -284,9 +278,7 @@ def _load_model(path: Path = MODEL_FILE) -> tuple[dict[str, _ModelRule], frozens
             must_satisfy=str(criteria.get("MustSatisfy", "")),
             # Rules a composite aggregates (Items) or is forced to fail with (Dependencies).
             children=tuple(
-                dict.fromkeys(
-                    [*_model_rule_refs(criteria.get("Requirement") or {}), *criteria.get("Dependencies", [])]
-                )
+                dict.fromkeys([*_model_rule_refs(criteria.get("Requirement") or {}), *criteria.get("Dependencies", [])])
             ),
         )
     return rules, frozenset(model.get("ApplicabilityCriteria", {}))
@@ -481,9 +473,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="applicability criteria: ALL (default), NONE, or a comma-separated list",
     )
     parser.add_argument("--junit", type=Path, help="also write the validator's JUnit XML here")
-    parser.add_argument(
-        "--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds (default %(default)s)"
-    )
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds (default %(default)s)")
     parser.add_argument(
         "--install",
         action="store_true",

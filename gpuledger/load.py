@@ -176,7 +176,8 @@ def _check_rows_match_manifest(con: duckdb.DuckDBPyConnection, delivery: Deliver
     stray = con.execute(
         "SELECT x_SourceFile, x_SourceLineItemId, BillingAccountId, strftime(BillingPeriodStart, '%Y-%m')"
         " FROM focus.costs WHERE x_DeliveryId = $id"
-        " AND (strftime(BillingPeriodStart, '%Y-%m') <> $period OR BillingAccountId <> coalesce($account, BillingAccountId))"
+        " AND (strftime(BillingPeriodStart, '%Y-%m') <> $period"
+        " OR BillingAccountId <> coalesce($account, BillingAccountId))"
         " LIMIT 1",
         {"id": delivery_id, "period": delivery.billing_period, "account": delivery.billing_account_id},
     ).fetchone()
@@ -215,7 +216,8 @@ def _replace_slices(
             key,
         )
         con.execute(
-            "INSERT INTO meta.slices VALUES ($provider, $account, $start, $id, now())", {**key, "id": delivery_id}
+            "INSERT INTO meta.slices VALUES ($provider, $account, $start, $id, now())",
+            {**key, "id": delivery_id},
         )
     return sorted(slices)
 

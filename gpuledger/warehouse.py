@@ -96,9 +96,7 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
         [(code, cat, sub) for code, (cat, sub) in sorted(aws.AWS_SERVICE_CATEGORIES.items())],
     )
     _replace_ref_table(con, "ref.aws_units", ("aws_unit", "focus_unit"), sorted(aws.AWS_UNITS.items()))
-    _replace_ref_table(
-        con, "ref.aws_regions", ("region_id", "region_name"), sorted(aws.AWS_REGION_NAMES.items())
-    )
+    _replace_ref_table(con, "ref.aws_regions", ("region_id", "region_name"), sorted(aws.AWS_REGION_NAMES.items()))
     _replace_ref_table(
         con,
         "ref.focus_allowed_values",

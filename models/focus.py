@@ -191,9 +191,7 @@ FOCUS_COLUMNS: tuple[FocusColumn, ...] = (
     FocusColumn("ChargeFrequency", S, R, False, CHARGE_FREQUENCIES),
     FocusColumn("ChargePeriodEnd", T, M, False),
     FocusColumn("ChargePeriodStart", T, M, False),
-    FocusColumn(
-        "CommitmentDiscountCategory", S, C, True, ("Spend", "Usage"), _null_iff("CommitmentDiscountId")
-    ),
+    FocusColumn("CommitmentDiscountCategory", S, C, True, ("Spend", "Usage"), _null_iff("CommitmentDiscountId")),
     FocusColumn("CommitmentDiscountId", S, C, True),
     FocusColumn("CommitmentDiscountName", S, C, True, null_rule=_null_when_null("CommitmentDiscountId")),
     FocusColumn(

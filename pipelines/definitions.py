@@ -4,7 +4,6 @@ Each partition loads the newest complete delivery of every configured source of 
 month (replacing its slices atomically), then reports the conformance and reconciliation checks.
 """
 
-
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path

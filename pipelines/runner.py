@@ -12,6 +12,8 @@ from gpuledger.errors import GpuledgerError
 from gpuledger.pipeline import deliveries_for
 from pipelines.definitions import PROVIDERS, WarehouseResource, focus_costs, ingestion_partition_key
 
+# The run's events stay in the Dagster instance; the console shows warnings and errors only.
+QUIET_CONSOLE = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 PROJECT_DAGSTER_YAML = Path(__file__).resolve().parent.parent / "dagster.yaml"
 
 
@@ -26,7 +28,9 @@ def dagster_instance(home: Path) -> DagsterInstance:
 
 def run_pipeline(home: Path) -> list[tuple[str, str]]:
     """Materialize the FOCUS partition of every (billing month, provider) that has a delivery."""
-    partitions = sorted({(d.billing_period, provider) for provider in PROVIDERS for d in deliveries_for(home, provider)})
+    partitions = sorted(
+        {(d.billing_period, provider) for provider in PROVIDERS for d in deliveries_for(home, provider)}
+    )
     with dagster_instance(home) as instance:
         for month, provider in partitions:
             assert month is not None  # configured sources always come with manifests naming the month
@@ -35,6 +39,7 @@ def run_pipeline(home: Path) -> list[tuple[str, str]]:
                 instance=instance,
                 partition_key=ingestion_partition_key(month, provider),
                 resources={"warehouse": WarehouseResource(home=str(home))},
+                run_config=QUIET_CONSOLE,
                 raise_on_error=False,
             )
             if not result.success:

@@ -112,53 +112,128 @@ def _usage(line_item_id: str, item_type: str, rate: str, amount: str, cost: str,
 def every_line_item_type() -> list[dict[str, str]]:
     """One or more rows of every line item type; amounts chosen so totals are easy to verify by hand."""
     return [
-        _usage("u1", "Usage", "98.32", "2", "196.64", **{"resourceTags/user:team": "llm", "resourceTags/aws:createdBy": "x"}),
-        _usage("u2", "Usage", "30.00", "1", "30.00", pricing__term="Spot", lineItem__UsageType="SpotUsage:p5.48xlarge"),
         _usage(
-            "ri1", "DiscountedUsage", "0", "3", "0",
-            reservation__ReservationARN=RI_ARN, reservation__EffectiveCost="150.00",
+            "u1",
+            "Usage",
+            "98.32",
+            "2",
+            "196.64",
+            **{"resourceTags/user:team": "llm", "resourceTags/aws:createdBy": "x"},
         ),
         _usage(
-            "sp1", "SavingsPlanCoveredUsage", "98.32", "1", "98.32",
-            savingsPlan__SavingsPlanARN=SP_ARN, savingsPlan__SavingsPlanEffectiveCost="60.00",
+            "u2",
+            "Usage",
+            "30.00",
+            "1",
+            "30.00",
+            pricing__term="Spot",
+            lineItem__UsageType="SpotUsage:p5.48xlarge",
         ),
         _usage(
-            "sp2", "SavingsPlanNegation", "-98.32", "1", "-98.32",
-            savingsPlan__SavingsPlanARN=SP_ARN, pricing__publicOnDemandCost="", pricing__publicOnDemandRate="",
+            "ri1",
+            "DiscountedUsage",
+            "0",
+            "3",
+            "0",
+            reservation__ReservationARN=RI_ARN,
+            reservation__EffectiveCost="150.00",
         ),
         _usage(
-            "sp3", "SavingsPlanUpfrontFee", "1000", "1", "1000",
-            savingsPlan__SavingsPlanARN=SP_ARN, pricing__publicOnDemandRate="1000", pricing__publicOnDemandCost="1000",
-            lineItem__ProductCode="ComputeSavingsPlans", lineItem__ResourceId="",
+            "sp1",
+            "SavingsPlanCoveredUsage",
+            "98.32",
+            "1",
+            "98.32",
+            savingsPlan__SavingsPlanARN=SP_ARN,
+            savingsPlan__SavingsPlanEffectiveCost="60.00",
         ),
         _usage(
-            "sp4", "SavingsPlanRecurringFee", "0.1", "720", "72",
-            savingsPlan__SavingsPlanARN=SP_ARN, savingsPlan__TotalCommitmentToDate="72",
-            savingsPlan__UsedCommitment="60", pricing__publicOnDemandRate="0.1", pricing__publicOnDemandCost="72",
-            lineItem__ProductCode="ComputeSavingsPlans", lineItem__ResourceId="",
+            "sp2",
+            "SavingsPlanNegation",
+            "-98.32",
+            "1",
+            "-98.32",
+            savingsPlan__SavingsPlanARN=SP_ARN,
+            pricing__publicOnDemandCost="",
+            pricing__publicOnDemandRate="",
         ),
         _usage(
-            "rif", "RIFee", "0.5", "720", "360",
-            reservation__ReservationARN=RI_ARN, reservation__UnusedAmortizedUpfrontFeeForBillingPeriod="20",
-            reservation__UnusedRecurringFee="5", reservation__UnusedQuantity="10",
-            pricing__publicOnDemandRate="0.5", pricing__publicOnDemandCost="360", lineItem__ResourceId="",
-        ),
-        _usage(
-            "fee1", "Fee", "5000", "1", "5000",
-            reservation__ReservationARN=RI_ARN, pricing__publicOnDemandRate="5000", pricing__publicOnDemandCost="5000",
+            "sp3",
+            "SavingsPlanUpfrontFee",
+            "1000",
+            "1",
+            "1000",
+            savingsPlan__SavingsPlanARN=SP_ARN,
+            pricing__publicOnDemandRate="1000",
+            pricing__publicOnDemandCost="1000",
+            lineItem__ProductCode="ComputeSavingsPlans",
             lineItem__ResourceId="",
         ),
         _usage(
-            "fee2", "Fee", "29", "1", "29",
-            pricing__publicOnDemandRate="29", pricing__publicOnDemandCost="29", lineItem__ResourceId="",
-            lineItem__ProductCode="AWSSupportBusiness", product__ProductName="AWS Support (Business)",
+            "sp4",
+            "SavingsPlanRecurringFee",
+            "0.1",
+            "720",
+            "72",
+            savingsPlan__SavingsPlanARN=SP_ARN,
+            savingsPlan__TotalCommitmentToDate="72",
+            savingsPlan__UsedCommitment="60",
+            pricing__publicOnDemandRate="0.1",
+            pricing__publicOnDemandCost="72",
+            lineItem__ProductCode="ComputeSavingsPlans",
+            lineItem__ResourceId="",
+        ),
+        _usage(
+            "rif",
+            "RIFee",
+            "0.5",
+            "720",
+            "360",
+            reservation__ReservationARN=RI_ARN,
+            reservation__UnusedAmortizedUpfrontFeeForBillingPeriod="20",
+            reservation__UnusedRecurringFee="5",
+            reservation__UnusedQuantity="10",
+            pricing__publicOnDemandRate="0.5",
+            pricing__publicOnDemandCost="360",
+            lineItem__ResourceId="",
+        ),
+        _usage(
+            "fee1",
+            "Fee",
+            "5000",
+            "1",
+            "5000",
+            reservation__ReservationARN=RI_ARN,
+            pricing__publicOnDemandRate="5000",
+            pricing__publicOnDemandCost="5000",
+            lineItem__ResourceId="",
+        ),
+        _usage(
+            "fee2",
+            "Fee",
+            "29",
+            "1",
+            "29",
+            pricing__publicOnDemandRate="29",
+            pricing__publicOnDemandCost="29",
+            lineItem__ResourceId="",
+            lineItem__ProductCode="AWSSupportBusiness",
+            product__ProductName="AWS Support (Business)",
         ),
         _row("tax", "Tax", "123.45"),
         _row("cr", "Credit", "-50.00"),
         _row("rf", "Refund", "-10.00"),
-        _row("rf-sp", "Refund", "-100.00", savingsPlan__SavingsPlanARN=SP_ARN, product__sku="SKUSP",
-             lineItem__UsageAmount="1", lineItem__UnblendedRate="-100", pricing__unit="Quantity",
-             lineItem__ProductCode="ComputeSavingsPlans"),
+        _row(
+            "rf-sp",
+            "Refund",
+            "-100.00",
+            savingsPlan__SavingsPlanARN=SP_ARN,
+            product__sku="SKUSP",
+            lineItem__UsageAmount="1",
+            lineItem__UnblendedRate="-100",
+            pricing__unit="Quantity",
+            lineItem__ProductCode="ComputeSavingsPlans",
+        ),
         _row("edp", "EdpDiscount", "-12.34"),
         _row("bd", "BundledDiscount", "-1.00"),
         _row("dd", "Discount", "-2.00"),
@@ -166,12 +241,46 @@ def every_line_item_type() -> list[dict[str, str]]:
 
 
 # Billed = sum of UnblendedCost of every row.
-EXPECTED_BILLED = Decimal("196.64") + 30 + 0 + Decimal("98.32") - Decimal("98.32") + 1000 + 72 + 360 + 5000 + 29 \
-    + Decimal("123.45") - 50 - 10 - 100 - Decimal("12.34") - 1 - 2
+EXPECTED_BILLED = (
+    Decimal("196.64")
+    + 30
+    + 0
+    + Decimal("98.32")
+    - Decimal("98.32")
+    + 1000
+    + 72
+    + 360
+    + 5000
+    + 29
+    + Decimal("123.45")
+    - 50
+    - 10
+    - 100
+    - Decimal("12.34")
+    - 1
+    - 2
+)
 # Amortized (CID): Usage as billed; RI-covered at EffectiveCost; SP-covered at SP EffectiveCost; negation and
 # upfront fees 0; recurring fees only their unused part; RI upfront Fee 0, other Fee as billed; commitment refund 0.
-EXPECTED_EFFECTIVE = Decimal("196.64") + 30 + 150 + 60 + 0 + 0 + (72 - 60) + (20 + 5) + 0 + 29 \
-    + Decimal("123.45") - 50 - 10 + 0 - Decimal("12.34") - 1 - 2
+EXPECTED_EFFECTIVE = (
+    Decimal("196.64")
+    + 30
+    + 150
+    + 60
+    + 0
+    + 0
+    + (72 - 60)
+    + (20 + 5)
+    + 0
+    + 29
+    + Decimal("123.45")
+    - 50
+    - 10
+    + 0
+    - Decimal("12.34")
+    - 1
+    - 2
+)
 
 
 def write_cur1_csv(path: Path, rows: list[dict[str, str]], header: list[str] | None = None) -> Path:

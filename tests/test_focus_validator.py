@@ -251,9 +251,7 @@ def write_focus_parquet(path: Path, rows: list[dict[str, Any]]) -> Path:
         con.execute(f"CREATE TABLE focus ({ddl})")
         names = [name for name, _ in FOCUS_1_2_COLUMNS]
         placeholders = ", ".join("?" for _ in names)
-        con.executemany(
-            f"INSERT INTO focus VALUES ({placeholders})", [[row[n] for n in names] for row in rows]
-        )
+        con.executemany(f"INSERT INTO focus VALUES ({placeholders})", [[row[n] for n in names] for row in rows])
         con.execute(f"COPY focus TO '{path}' (FORMAT parquet)")
     finally:
         con.close()
@@ -345,8 +343,7 @@ def test_script_gates_on_leaf_failures(mutated_run: tuple[subprocess.CompletedPr
     assert re.fullmatch(r"focus-validator: rules=\d+ failed=2 skipped=\d+", lines[0]), proc.stdout
     assert lines[1:] == [
         "  FAILED BillingCurrency-C-004-M: BillingCurrency MUST NOT be null.",
-        "  FAILED BillingCurrency-C-006-M: BillingCurrency MUST be expressed in national currency"
-        " (e.g., USD, EUR).",
+        "  FAILED BillingCurrency-C-006-M: BillingCurrency MUST be expressed in national currency (e.g., USD, EUR).",
     ]
 
 
@@ -398,9 +395,7 @@ def test_gate_ignores_composites_but_counts_orphans_and_errors(tmp_path: Path) -
 
 def test_unknown_criteria_are_rejected() -> None:
     assert fv.normalize_criteria("all") == "ALL"
-    assert (
-        fv.normalize_criteria(" TAGGING_SUPPORTED , REGION_SUPPORTED") == "TAGGING_SUPPORTED,REGION_SUPPORTED"
-    )
+    assert fv.normalize_criteria(" TAGGING_SUPPORTED , REGION_SUPPORTED") == "TAGGING_SUPPORTED,REGION_SUPPORTED"
     with pytest.raises(ValueError, match="unknown applicability criteria"):
         fv.normalize_criteria("TAGGING_SUPORTED")
 
@@ -424,14 +419,9 @@ def test_module_imports_only_the_standard_library() -> None:
     """The gate must not need the pipeline's dependencies (it only shells out to .venv-validator)."""
     tree = ast.parse(Path(fv.__file__).read_text())
     imported = {
-        alias.name.split(".")[0]
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Import)
-        for alias in node.names
+        alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
     }
     imported |= {
-        node.module.split(".")[0]
-        for node in ast.walk(tree)
-        if isinstance(node, ast.ImportFrom) and node.module
+        node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
     }
     assert imported - {"__future__"} <= sys.stdlib_module_names

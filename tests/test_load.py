@@ -40,8 +40,10 @@ def test_restating_delivery_replaces_the_period(con, tmp_path):
     assert _billed(con) == EXPECTED_BILLED
 
     restated = every_line_item_type()
-    restated.append(restated[0] | {"identity/LineItemId": "late", "lineItem/UnblendedCost": "-7.5",
-                                   "lineItem/LineItemType": "Credit"})
+    restated.append(
+        restated[0]
+        | {"identity/LineItemId": "late", "lineItem/UnblendedCost": "-7.5", "lineItem/LineItemType": "Credit"}
+    )
     _deliver(report, "a2", restated)
     (second,) = discover_cur1(report)
     assert second.version == "a2"
@@ -65,9 +67,12 @@ def test_empty_restatement_empties_its_period(con, tmp_path):
 def test_rows_outside_the_manifest_period_are_refused(con, tmp_path):
     report = tmp_path / "helios"
     rows = every_line_item_type()
-    rows[0] = rows[0] | {"bill/BillingPeriodStartDate": "2026-10-01T00:00:00.000Z",
-                         "bill/BillingPeriodEndDate": "2026-11-01T00:00:00.000Z",
-                         "lineItem/UsageStartDate": "2026-10-03T00:00:00Z", "lineItem/UsageEndDate": "2026-10-03T01:00:00Z"}
+    rows[0] = rows[0] | {
+        "bill/BillingPeriodStartDate": "2026-10-01T00:00:00.000Z",
+        "bill/BillingPeriodEndDate": "2026-11-01T00:00:00.000Z",
+        "lineItem/UsageStartDate": "2026-10-03T00:00:00Z",
+        "lineItem/UsageEndDate": "2026-10-03T01:00:00Z",
+    }
     _deliver(report, "a1", rows)
     with pytest.raises(InputError, match="manifest"):
         load_delivery(con, discover_cur1(report)[0])

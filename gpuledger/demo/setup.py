@@ -18,9 +18,7 @@ def write_demo_home(home: Path) -> Path:
     for source in sources:
         relative = source.path.resolve().relative_to(home.resolve()).as_posix()
         # Names and paths come from our own generator; json-style quoting is valid TOML for them.
-        lines.append(
-            f'\n[[sources]]\nname = "{source.name}"\nformat = "{source.format}"\npath = "{relative}"\n'
-        )
+        lines.append(f'\n[[sources]]\nname = "{source.name}"\nformat = "{source.format}"\npath = "{relative}"\n')
     config = home / CONFIG_FILE
     config.write_text("".join(lines), encoding="utf-8")
     return config

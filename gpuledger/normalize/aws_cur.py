@@ -56,7 +56,9 @@ def create_source_view(
     selects.append(f"{_tags_expr(header_types)} AS tags")
     selects.append(f"{_cost_categories_expr(header_types)} AS cost_categories")
     selects.append("filename AS source_file")
-    con.execute(f"CREATE OR REPLACE TEMP VIEW {SOURCE_VIEW} AS SELECT\n  " + ",\n  ".join(selects) + "\nFROM aws_cur_raw")
+    con.execute(
+        f"CREATE OR REPLACE TEMP VIEW {SOURCE_VIEW} AS SELECT\n  " + ",\n  ".join(selects) + "\nFROM aws_cur_raw"
+    )
     return cast_columns
 
 

@@ -1,4 +1,4 @@
-"""AWS FOCUS exports (``FOCUS_1_0_AWS``, ``FOCUS_1_2_AWS``) -> the ``aws_focus_src`` view ``sql/focus/aws_focus.sql`` reads.
+"""AWS FOCUS exports (``FOCUS_1_0_AWS``, ``FOCUS_1_2_AWS``) -> the ``aws_focus_src`` view the SQL model reads.
 
 Every FOCUS 1.2 column is exposed with its spec type (NULL where a 1.0 export lacks it); map columns
 (Tags, x_CostCategories) become sorted flat JSON objects whether they arrive as Parquet maps or CSV text.
@@ -20,7 +20,14 @@ SOURCE_VIEW = "aws_focus_src"
 # AWS's own x_ columns that gpuledger keeps.
 _AWS_EXTRAS = ("x_ServiceCode", "x_UsageType", "x_Operation")
 _MAP_COLUMNS = ("Tags", "x_CostCategories")
-_REQUIRED = ("BilledCost", "EffectiveCost", "BillingAccountId", "BillingCurrency", "BillingPeriodStart", "ChargeCategory")
+_REQUIRED = (
+    "BilledCost",
+    "EffectiveCost",
+    "BillingAccountId",
+    "BillingCurrency",
+    "BillingPeriodStart",
+    "ChargeCategory",
+)
 
 
 def create_source_view(
@@ -48,15 +55,23 @@ def create_source_view(
         selects.append(f"{expr} AS {name}")
     cost_categories = _json_object("x_CostCategories", header_types) if "x_CostCategories" in header_types else "NULL"
     selects.append(f"CAST({cost_categories} AS VARCHAR) AS x_CostCategories")
-    selects.append("'1.2' AS source_focus_version" if "ServiceSubcategory" in header_types else "'1.0' AS source_focus_version")
+    selects.append(
+        "'1.2' AS source_focus_version" if "ServiceSubcategory" in header_types else "'1.0' AS source_focus_version"
+    )
     selects.append("filename AS source_file")
-    con.execute(f"CREATE OR REPLACE TEMP VIEW {SOURCE_VIEW} AS SELECT\n  " + ",\n  ".join(selects) + "\nFROM aws_focus_raw")
+    con.execute(
+        f"CREATE OR REPLACE TEMP VIEW {SOURCE_VIEW} AS SELECT\n  " + ",\n  ".join(selects) + "\nFROM aws_focus_raw"
+    )
     return cast_columns
 
 
 def _json_object(name: str, header_types: dict[str, str]) -> str:
     """A map (Parquet) or JSON text (CSV) as a sorted flat JSON object string; empty -> NULL."""
     ident = quote_ident(name)
-    as_map = ident if header_types[name].startswith("MAP") else f"CAST(CAST(nullif(trim({ident}), '') AS JSON) AS MAP(VARCHAR, VARCHAR))"
+    as_map = (
+        ident
+        if header_types[name].startswith("MAP")
+        else f"CAST(CAST(nullif(trim({ident}), '') AS JSON) AS MAP(VARCHAR, VARCHAR))"
+    )
     entries = f"list_sort(list_filter(map_entries({as_map}), e -> e.value IS NOT NULL))"
     return f"CASE WHEN len({entries}) > 0 THEN to_json(map_from_entries({entries}))::VARCHAR END"

@@ -62,7 +62,8 @@ def _file_error(con: duckdb.DuckDBPyConnection, files: Sequence[Path], exc: duck
                 con.execute("SELECT count(*) FROM read_parquet($file)", {"file": str(file)}).fetchall()
             else:
                 con.execute(
-                    "SELECT count(*) FROM read_csv($file, header = true, all_varchar = true)", {"file": str(file)}
+                    "SELECT count(*) FROM read_csv($file, header = true, all_varchar = true)",
+                    {"file": str(file)},
                 ).fetchall()
         except duckdb.Error as file_exc:
             return InputError(file, f"unreadable: {_first_line(file_exc)}")
@@ -135,14 +136,9 @@ def first_bad_row(
     if file_kind(file) == "parquet":
         source = "SELECT file_row_number + 1 AS rn, {col} AS v FROM read_parquet($file, file_row_number = true)"
     else:
-        source = (
-            "SELECT row_number() OVER () AS rn, {col} AS v"
-            " FROM read_csv($file, header = true, all_varchar = true)"
-        )
+        source = "SELECT row_number() OVER () AS rn, {col} AS v FROM read_csv($file, header = true, all_varchar = true)"
     query = f"SELECT rn, CAST(v AS VARCHAR) FROM ({source.format(col=quote_ident(column))}) WHERE {bad_value_predicate}"
-    settings = con.execute(
-        "SELECT current_setting('threads'), current_setting('preserve_insertion_order')"
-    ).fetchone()
+    settings = con.execute("SELECT current_setting('threads'), current_setting('preserve_insertion_order')").fetchone()
     con.execute("SET threads = 1")
     con.execute("SET preserve_insertion_order = true")
     try:

@@ -148,7 +148,7 @@ focus_rows AS (
         nullif(p.line_item_availability_zone, '') AS AvailabilityZone,
         p.billed_cost AS BilledCost,
         p.bill_payer_account_id AS BillingAccountId,
-        p.bill_payer_account_name AS BillingAccountName,
+        coalesce(p.bill_payer_account_name, p.bill_payer_account_id) AS BillingAccountName,
         'Payer Account' AS BillingAccountType,
         p.line_item_currency_code AS BillingCurrency,
         p.bill_billing_period_end_date AS BillingPeriodEnd,

@@ -72,7 +72,9 @@ def test_data_export_uses_the_period_manifest_and_its_execution(tmp_path):
             {
                 "executionId": "exec-2",
                 "exportArn": "arn:aws:bcm-data-exports:us-east-1:012345678901:export/helios-cur2-1234",
-                "dataFiles": ["s3://bucket/cur2/helios-cur2/data/BILLING_PERIOD=2026-11/exec-2/helios-cur2-00001.csv.gz"],
+                "dataFiles": [
+                    "s3://bucket/cur2/helios-cur2/data/BILLING_PERIOD=2026-11/exec-2/helios-cur2-00001.csv.gz"
+                ],
             }
         )
     )

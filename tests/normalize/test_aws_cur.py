@@ -51,7 +51,11 @@ def test_line_item_types_map_to_focus_categories(con, tmp_path):
         " ChargeFrequency FROM focus.costs ORDER BY x_SourceLineItemId"
     ).fetchall()
     seen = {row[0] for row in rows}
-    assert seen >= set(LINE_ITEM_TYPES) - {"PrivateRateDiscount", "DistributorDiscount", "FlatRateSubscription"}
+    assert seen >= set(LINE_ITEM_TYPES) - {
+        "PrivateRateDiscount",
+        "DistributorDiscount",
+        "FlatRateSubscription",
+    }
     by_type = {(r[0], r[3]): r[1:] for r in rows}
     assert by_type[("Usage", None)][0] == "Usage"
     assert by_type[("DiscountedUsage", "Used")] == ("Usage", None, "Used", "Committed", "Usage-Based")
@@ -95,9 +99,14 @@ def test_cost_column_integers_first_then_decimals_is_exact(con, tmp_path):
     rows = []
     for i in range(10_050):
         cost = "3" if i < 10_000 else "0.0000000123"
-        row = every_line_item_type()[0] | {"identity/LineItemId": f"r{i}", "lineItem/UnblendedCost": cost,
-                                           "lineItem/UnblendedRate": cost, "lineItem/UsageAmount": "1",
-                                           "pricing/publicOnDemandRate": cost, "pricing/publicOnDemandCost": cost}
+        row = every_line_item_type()[0] | {
+            "identity/LineItemId": f"r{i}",
+            "lineItem/UnblendedCost": cost,
+            "lineItem/UnblendedRate": cost,
+            "lineItem/UsageAmount": "1",
+            "pricing/publicOnDemandRate": cost,
+            "pricing/publicOnDemandCost": cost,
+        }
         rows.append(row)
     _load(con, write_cur1_csv(tmp_path / "cur.csv", rows))
     expected = Decimal(3) * 10_000 + Decimal("0.0000000123") * 50
@@ -128,20 +137,35 @@ def test_cur2_parquet_gives_the_same_focus_totals_as_cur1(con, tmp_path):
 def _write_cur2_parquet(con: duckdb.DuckDBPyConnection, csv_path: Path, out: Path) -> None:
     """The same line items in CUR 2.0 shape: snake_case columns, doubles, product/tags as maps."""
     renamed = ", ".join(
-        f'"{h}" AS {cur1_to_snake(h)}' for h in CUR1_HEADER
+        f'"{h}" AS {cur1_to_snake(h)}'
+        for h in CUR1_HEADER
         if not h.startswith(("resourceTags/", "costCategory/", "product/ProductName"))
     )
     con.execute(
         f"CREATE TEMP TABLE cur2_src AS SELECT {renamed},"
         " MAP {'product_name': \"product/ProductName\"} AS product,"
         " map_from_entries(list_filter([{'key': 'user_team', 'value': \"resourceTags/user:team\"},"
-        " {'key': 'aws_created_by', 'value': \"resourceTags/aws:createdBy\"}], e -> e.value IS NOT NULL)) AS resource_tags"
+        " {'key': 'aws_created_by', 'value': \"resourceTags/aws:createdBy\"}], e -> e.value IS NOT NULL))"
+        " AS resource_tags"
         " FROM read_csv($path, all_varchar = true)",
         {"path": str(csv_path)},
     )
-    doubles = [cur1_to_snake(h) for h in CUR1_HEADER if h.endswith(("Cost", "Rate", "Amount", "Quantity", "Fee",
-                                                                     "FeeForBillingPeriod", "CommitmentToDate",
-                                                                     "UsedCommitment"))]
+    doubles = [
+        cur1_to_snake(h)
+        for h in CUR1_HEADER
+        if h.endswith(
+            (
+                "Cost",
+                "Rate",
+                "Amount",
+                "Quantity",
+                "Fee",
+                "FeeForBillingPeriod",
+                "CommitmentToDate",
+                "UsedCommitment",
+            )
+        )
+    ]
     for column in doubles:
         con.execute(f"ALTER TABLE cur2_src ALTER {column} TYPE DOUBLE USING CAST(nullif({column}, '') AS DOUBLE)")
     con.table("cur2_src").write_parquet(str(out))

@@ -12,9 +12,19 @@ from models.delivery import Delivery
 
 # Columns FOCUS 1.1 and 1.2 added; a FOCUS_1_0_AWS export has none of them.
 NEWER_THAN_1_0 = [
-    "CapacityReservationId", "CapacityReservationStatus", "CommitmentDiscountQuantity", "CommitmentDiscountUnit",
-    "ServiceSubcategory", "SkuMeter", "SkuPriceDetails", "BillingAccountType", "SubAccountType", "InvoiceId",
-    "PricingCurrency", "PricingCurrencyContractedUnitPrice", "PricingCurrencyEffectiveCost",
+    "CapacityReservationId",
+    "CapacityReservationStatus",
+    "CommitmentDiscountQuantity",
+    "CommitmentDiscountUnit",
+    "ServiceSubcategory",
+    "SkuMeter",
+    "SkuPriceDetails",
+    "BillingAccountType",
+    "SubAccountType",
+    "InvoiceId",
+    "PricingCurrency",
+    "PricingCurrencyContractedUnitPrice",
+    "PricingCurrencyEffectiveCost",
     "PricingCurrencyListUnitPrice",
 ]
 
@@ -47,5 +57,5 @@ def test_aws_focus_export_is_upgraded_and_reconciles(con, aws_focus_export, vers
     assert [r.check for r in run_checks(con) if not r.passed] == []
     formats = con.execute("SELECT DISTINCT x_SourceFormat, InvoiceIssuerName FROM focus.costs").fetchall()
     assert formats == [(f"aws-focus-{version}", "AWS")]
-    tags = con.execute("SELECT count(*) FROM focus.costs WHERE Tags LIKE '%\"team\":\"llm\"%'").fetchone()
+    tags = con.execute('SELECT count(*) FROM focus.costs WHERE Tags LIKE \'%"team":"llm"%\'').fetchone()
     assert tags == (1,)

@@ -1,0 +1,138 @@
+"""The demo end to end, through Dagster: every cent of the sample exports reconciles, independently computed."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+from collections import defaultdict
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from gpuledger.cli import main
+from gpuledger.focus_validator import run_focus_validator
+from models.aws_cur import cur1_to_snake
+
+Totals = dict[tuple[str, str, str], list[Decimal]]
+
+
+@pytest.fixture(scope="module")
+def demo_home(tmp_path_factory) -> Path:
+    home = tmp_path_factory.mktemp("demo")
+    assert main(["demo", "--home", str(home)]) == 0
+    return home
+
+
+def _snapshot(home: Path) -> list[tuple[object, ...]]:
+    with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
+        return con.execute("SELECT * FROM focus.costs ORDER BY ALL").fetchall()
+
+
+def _focus_totals(home: Path) -> Totals:
+    with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
+        rows = con.execute(
+            "SELECT BillingAccountId, strftime(BillingPeriodStart, '%Y-%m'), BillingCurrency,"
+            " sum(BilledCost), sum(EffectiveCost) FROM focus.costs GROUP BY ALL"
+        ).fetchall()
+    return {(a, p, c): [b, e] for a, p, c, b, e in rows}
+
+
+def _manifest_files(home: Path) -> list[Path]:
+    """Data files named by the newest manifests, read straight from the manifests (not via the pipeline)."""
+    files = []
+    for manifest in sorted((home / "exports").rglob("*Manifest.json")):
+        data = json.loads(manifest.read_text())
+        for key in data.get("reportKeys", []):  # CUR 1: keys below the period folder
+            files.append(manifest.parent / key.split(f"/{manifest.parent.name}/", 1)[1])
+        for uri in data.get("dataFiles", []):  # Data Exports: s3 URIs below data/
+            export_root = manifest.parent.parent.parent
+            files.append(export_root / "data" / uri.split("/data/", 1)[1])
+    return files
+
+
+def _source_rows(path: Path) -> list[dict[str, object]]:
+    if path.name.endswith(".parquet"):
+        return pl.read_parquet(path).to_dicts()
+    with gzip.open(path, "rt", newline="", encoding="utf-8") as handle:
+        return [{cur1_to_snake(k): v for k, v in row.items()} for row in csv.DictReader(handle)]
+
+
+def _dec(value: object) -> Decimal:
+    if value in (None, ""):
+        return Decimal(0)
+    return Decimal(repr(value)) if isinstance(value, float) else Decimal(str(value))
+
+
+def _amortized(row: dict[str, object]) -> Decimal:
+    """AWS's CID amortization, written out independently of the SQL model."""
+    kind = row["line_item_line_item_type"]
+    cost = _dec(row["line_item_unblended_cost"])
+    commitment = row.get("reservation_reservation_a_r_n") or row.get("savings_plan_savings_plan_a_r_n")
+    if kind == "DiscountedUsage":
+        return _dec(row["reservation_effective_cost"])
+    if kind == "SavingsPlanCoveredUsage":
+        return _dec(row["savings_plan_savings_plan_effective_cost"])
+    if kind in ("SavingsPlanNegation", "SavingsPlanUpfrontFee"):
+        return Decimal(0)
+    if kind == "SavingsPlanRecurringFee":
+        return _dec(row["savings_plan_total_commitment_to_date"]) - _dec(row["savings_plan_used_commitment"])
+    if kind == "RIFee":
+        return _dec(row["reservation_unused_amortized_upfront_fee_for_billing_period"]) + _dec(
+            row["reservation_unused_recurring_fee"]
+        )
+    if kind in ("Fee", "Refund") and commitment:
+        return Decimal(0)
+    return cost
+
+
+def _source_totals(home: Path) -> Totals:
+    totals: Totals = defaultdict(lambda: [Decimal(0), Decimal(0)])
+    for path in _manifest_files(home):
+        for row in _source_rows(path):
+            start = row["bill_billing_period_start_date"]
+            period = start.strftime("%Y-%m") if hasattr(start, "strftime") else str(start)[:7]
+            key = (str(row["bill_payer_account_id"]), period, str(row["line_item_currency_code"]))
+            totals[key][0] += _dec(row["line_item_unblended_cost"])
+            totals[key][1] += _amortized(row)
+    return dict(totals)
+
+
+def test_every_slice_reconciles_with_the_source_to_the_cent(demo_home):
+    focus, source = _focus_totals(demo_home), _source_totals(demo_home)
+    assert set(focus) == set(source)
+    assert len(source) == 4  # two payers x two months
+    for key, (billed, effective) in source.items():
+        assert abs(focus[key][0] - billed) < Decimal("0.001"), key
+        assert abs(focus[key][1] - effective) < Decimal("0.001"), key
+
+
+def test_only_the_newest_manifest_counts_and_unmanifested_data_is_ignored(demo_home):
+    with duckdb.connect(str(demo_home / "warehouse.duckdb"), read_only=True) as con:
+        files = {row[0] for row in con.execute("SELECT DISTINCT x_SourceFile FROM focus.costs").fetchall()}
+        months = con.execute("SELECT DISTINCT strftime(BillingPeriodStart, '%Y-%m') FROM focus.costs").fetchall()
+    assert files == {str(p) for p in _manifest_files(demo_home)}
+    all_data = {str(p) for p in (demo_home / "exports").rglob("*") if p.name.endswith((".parquet", ".csv.gz"))}
+    assert len(all_data - files) >= 3  # the superseded assembly and execution, and the 2026-12 folder
+    assert sorted(months) == [("2026-10",), ("2026-11",)]
+
+
+def test_account_ids_keep_leading_zeros(demo_home):
+    assert {key[0] for key in _focus_totals(demo_home)} == {"012345678901", "004455667788"}
+
+
+def test_rerun_is_idempotent(demo_home):
+    before = _snapshot(demo_home)
+    assert main(["run", "--home", str(demo_home)]) == 0
+    assert _snapshot(demo_home) == before
+
+
+def test_official_validator_reports_no_failed_rule(demo_home, tmp_path):
+    export = tmp_path / "focus.parquet"
+    assert main(["export-focus", "--home", str(demo_home), "--out", str(export)]) == 0
+    result = run_focus_validator(export, criteria="ALL")
+    assert result.total > 500
+    assert result.failed == {}
