@@ -49,7 +49,14 @@ def nullability_sql() -> str:
         if rule := column.null_violation_sql:
             tests.append((column.name, rule))
         if column.type in (FocusType.STRING, FocusType.JSON):
-            tests.append((column.name, f"trim({column.name}) = '' OR upper({column.name}) = 'NULL'"))
+            # Blank, padded or a NULL spelled out; IN and prefix tests keep this one scan cheap.
+            tests.append(
+                (
+                    column.name,
+                    f"{column.name} IN ('', 'NULL', 'null', 'Null')"
+                    f" OR starts_with({column.name}, ' ') OR ends_with({column.name}, ' ')",
+                )
+            )
     problems = ", ".join(f"CASE WHEN ({rule}) THEN '{name}' END" for name, rule in tests)
     any_problem = " OR ".join(f"({rule})" for _, rule in tests)
     return (

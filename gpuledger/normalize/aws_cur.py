@@ -7,6 +7,8 @@ same tag map CUR 2.0 ships. Every cost is cast to DECIMAL from text (CSV) or dou
 
 from __future__ import annotations
 
+import json
+
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -24,7 +26,6 @@ _CUR2_TAG_KEY = (
     "CASE WHEN starts_with(e.key, 'user_') THEN e.key[6:]"
     " WHEN starts_with(e.key, 'aws_') THEN 'aws:' || e.key[5:] ELSE e.key END"
 )
-_EMPTY_MAP = "CAST(MAP {} AS MAP(VARCHAR, VARCHAR))"
 
 
 def create_source_view(
@@ -53,8 +54,8 @@ def create_source_view(
         else:
             expr = f"CAST(NULL AS {column.sql_type})"
         selects.append(f"{expr} AS {column.name}")
-    selects.append(f"{_tags_expr(header_types)} AS tags")
-    selects.append(f"{_cost_categories_expr(header_types)} AS cost_categories")
+    selects.append(f"{_tags_expr(header_types)} AS tags_json")
+    selects.append(f"{_cost_categories_expr(header_types)} AS cost_categories_json")
     selects.append("filename AS source_file")
     con.execute(
         f"CREATE OR REPLACE TEMP VIEW {SOURCE_VIEW} AS SELECT\n  " + ",\n  ".join(selects) + "\nFROM aws_cur_raw"
@@ -88,19 +89,26 @@ def _product_map_expr(header_types: dict[str, str]) -> str | None:
 
 def _tags_expr(header_types: dict[str, str]) -> str:
     if "resource_tags" in header_types:
-        entries = f"map_entries({_as_map('resource_tags', header_types)})"
-        return (
-            f"map_from_entries(list_sort(list_transform(list_filter({entries}, e -> nullif(e.value, '') IS NOT NULL),"
-            f" e -> {{'key': {_CUR2_TAG_KEY}, 'value': e.value}})))"
-        )
-    return _columns_map(header_types, ("resourceTags/", "resource_tags_"), _cur1_tag_key)
+        return _map_as_json(_as_map("resource_tags", header_types), _CUR2_TAG_KEY)
+    return _columns_as_json(header_types, ("resourceTags/", "resource_tags_"), _cur1_tag_key)
 
 
 def _cost_categories_expr(header_types: dict[str, str]) -> str:
     if "cost_category" in header_types:
-        entries = f"map_entries({_as_map('cost_category', header_types)})"
-        return f"map_from_entries(list_sort(list_filter({entries}, e -> nullif(e.value, '') IS NOT NULL)))"
-    return _columns_map(header_types, ("costCategory/", "cost_category_"), lambda name: name)
+        return _map_as_json(_as_map("cost_category", header_types), "e.key")
+    return _columns_as_json(header_types, ("costCategory/", "cost_category_"), lambda name: name)
+
+
+def _map_as_json(map_expr: str, key_expr: str) -> str:
+    """A flat JSON object string from a map, empty values dropped, NULL when nothing is left.
+
+    Built as text: constructing a MAP per row costs several times more than the whole rest of the model.
+    """
+    pairs = (
+        f"list_transform(list_filter(map_entries({map_expr}), e -> nullif(e.value, '') IS NOT NULL),"
+        f" e -> to_json({key_expr}) || ':' || to_json(e.value))"
+    )
+    return f"nullif('{{' || array_to_string({pairs}, ',') || '}}', '{{}}')"
 
 
 def _cur1_tag_key(name: str) -> str:
@@ -114,19 +122,17 @@ def _cur1_tag_key(name: str) -> str:
     return name
 
 
-def _columns_map(header_types: dict[str, str], prefixes: tuple[str, ...], key_of: Callable[[str], str]) -> str:
-    """One map from CUR 1's one-column-per-key layout, keys sorted, empty cells dropped."""
+def _columns_as_json(header_types: dict[str, str], prefixes: tuple[str, ...], key_of: Callable[[str], str]) -> str:
+    """One flat JSON object from CUR 1's one-column-per-key layout, keys sorted, empty cells dropped."""
     entries: dict[str, str] = {}
     for header in header_types:
         prefix = next((p for p in prefixes if header.startswith(p)), None)
-        if prefix is None:
-            continue
-        key = key_of(header[len(prefix) :])
-        entries.setdefault(key, header)
+        if prefix is not None:
+            entries.setdefault(key_of(header[len(prefix) :]), header)
     if not entries:
-        return _EMPTY_MAP
-    structs = ", ".join(
-        f"{{'key': {quote_literal(key)}, 'value': nullif(trim(CAST({quote_ident(header)} AS VARCHAR)), '')}}"
+        return "CAST(NULL AS VARCHAR)"
+    pairs = ", ".join(
+        f"{quote_literal(json.dumps(key) + ':')} || to_json(nullif(trim(CAST({quote_ident(header)} AS VARCHAR)), ''))"
         for key, header in sorted(entries.items())
     )
-    return f"map_from_entries(list_filter([{structs}], e -> e.value IS NOT NULL))"
+    return f"nullif('{{' || concat_ws(',', {pairs}) || '}}', '{{}}')"

@@ -1,29 +1,40 @@
 -- Tags, SkuPriceDetails and x_CostCategories are flat JSON objects (KeyValueFormat): no nested objects or arrays;
--- SkuPriceDetails keys are FOCUS-defined or x_-prefixed.
-WITH json_columns AS (
-    SELECT x_SourceFile, x_SourceLineItemId, column_name, value
-    FROM (
-        UNPIVOT (SELECT x_SourceFile, x_SourceLineItemId, Tags, SkuPriceDetails, x_CostCategories FROM focus_rows)
-        ON Tags, SkuPriceDetails, x_CostCategories
-        INTO NAME column_name VALUE value
-    )
+-- SkuPriceDetails keys are FOCUS-defined or x_-prefixed. Each distinct value is parsed once (tags repeat a lot).
+WITH json_values AS (
+    SELECT 'Tags' AS column_name, Tags AS value, x_SourceFile, x_SourceLineItemId
+    FROM focus_rows WHERE Tags IS NOT NULL
+    UNION ALL
+    SELECT 'SkuPriceDetails', SkuPriceDetails, x_SourceFile, x_SourceLineItemId
+    FROM focus_rows WHERE SkuPriceDetails IS NOT NULL
+    UNION ALL
+    SELECT 'x_CostCategories', x_CostCategories, x_SourceFile, x_SourceLineItemId
+    FROM focus_rows WHERE x_CostCategories IS NOT NULL
+),
+
+distinct_values AS (
+    SELECT DISTINCT column_name, value FROM json_values
 ),
 
 parsed AS (
-    SELECT *, json_valid(value) AND json_type(value) = 'OBJECT' AS is_object FROM json_columns
+    SELECT *, json_valid(value) AND json_type(value) = 'OBJECT' AS is_object FROM distinct_values
+),
+
+problems AS (
+    SELECT column_name, value, 'not a JSON object: ' || value AS problem
+    FROM parsed WHERE NOT is_object
+    UNION ALL
+    SELECT p.column_name, p.value, 'nested value under key ' || e.key
+    FROM parsed AS p, json_each(p.value) AS e
+    WHERE p.is_object AND e.type IN ('OBJECT', 'ARRAY')
+    UNION ALL
+    SELECT p.column_name, p.value, 'key ' || e.key || ' is neither FOCUS-defined nor x_-prefixed'
+    FROM parsed AS p, json_each(p.value) AS e
+    WHERE p.is_object AND p.column_name = 'SkuPriceDetails' AND NOT starts_with(e.key, 'x_')
+        AND e.key NOT IN ('CoreCount', 'DiskMaxIops', 'DiskSpace', 'DiskType', 'GpuCount', 'InstanceType',
+            'InstanceSeries', 'MemorySize', 'NetworkMaxIops', 'NetworkMaxThroughput', 'OperatingSystem',
+            'Redundancy', 'StorageClass')
 )
 
-SELECT column_name, 'not a JSON object: ' || value AS problem, x_SourceFile, x_SourceLineItemId
-FROM parsed WHERE NOT is_object
-UNION ALL
-SELECT p.column_name, 'nested value under key ' || e.key AS problem, p.x_SourceFile, p.x_SourceLineItemId
-FROM parsed AS p, json_each(p.value) AS e
-WHERE p.is_object AND e.type IN ('OBJECT', 'ARRAY')
-UNION ALL
-SELECT p.column_name, 'key ' || e.key || ' is neither FOCUS-defined nor x_-prefixed' AS problem,
-    p.x_SourceFile, p.x_SourceLineItemId
-FROM parsed AS p, json_each(p.value) AS e
-WHERE p.is_object AND p.column_name = 'SkuPriceDetails' AND NOT starts_with(e.key, 'x_')
-    AND e.key NOT IN ('CoreCount', 'DiskMaxIops', 'DiskSpace', 'DiskType', 'GpuCount', 'InstanceType',
-        'InstanceSeries', 'MemorySize', 'NetworkMaxIops', 'NetworkMaxThroughput', 'OperatingSystem',
-        'Redundancy', 'StorageClass')
+SELECT p.column_name, p.problem, j.x_SourceFile, j.x_SourceLineItemId
+FROM problems AS p
+JOIN json_values AS j ON j.column_name = p.column_name AND j.value = p.value

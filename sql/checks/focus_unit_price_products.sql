@@ -1,5 +1,6 @@
 -- ListCost = ListUnitPrice x PricingQuantity and ContractedCost = ContractedUnitPrice x PricingQuantity
--- where both factors are known and the row is not a correction (relative tolerance for rounded sources).
+-- where both factors are known and the row is not a correction. Relative tolerance 1e-6 for sources that
+-- round costs; compared in DOUBLE because DECIMAL(38,10) x DECIMAL(38,10) needs 128-bit products per row.
 WITH priced AS (
     SELECT * FROM focus_rows
     WHERE ChargeClass IS NULL AND ChargeCategory IN ('Usage', 'Purchase') AND PricingQuantity IS NOT NULL
@@ -10,7 +11,8 @@ SELECT 'ListCost' AS column_name,
     x_SourceFile, x_SourceLineItemId
 FROM priced
 WHERE ListUnitPrice IS NOT NULL
-    AND abs(ListUnitPrice * PricingQuantity - ListCost) > greatest(0.000001, abs(ListCost) * 0.000001)
+    AND abs(ListUnitPrice::DOUBLE * PricingQuantity::DOUBLE - ListCost::DOUBLE)
+        > greatest(0.000001, abs(ListCost::DOUBLE) * 0.000001)
 UNION ALL
 SELECT 'ContractedCost',
     'ContractedCost ' || ContractedCost || ' <> ContractedUnitPrice x PricingQuantity = '
@@ -18,4 +20,5 @@ SELECT 'ContractedCost',
     x_SourceFile, x_SourceLineItemId
 FROM priced
 WHERE ContractedUnitPrice IS NOT NULL
-    AND abs(ContractedUnitPrice * PricingQuantity - ContractedCost) > greatest(0.000001, abs(ContractedCost) * 0.000001)
+    AND abs(ContractedUnitPrice::DOUBLE * PricingQuantity::DOUBLE - ContractedCost::DOUBLE)
+        > greatest(0.000001, abs(ContractedCost::DOUBLE) * 0.000001)

@@ -1,6 +1,6 @@
 -- AWS Cost and Usage Report (legacy CUR 1 and CUR 2.0 Data Exports) -> FOCUS 1.2 rows.
 -- Input: temp view aws_cur_src with the canonical CUR columns of models/aws_cur.py, plus
---   tags / cost_categories (MAP with final keys) and source_file; reference tables ref.aws_*.
+--   tags_json / cost_categories_json (flat JSON objects with final keys) and source_file; ref.aws_* tables.
 -- Parameters: $delivery_id, $source_format, $ingested_at.
 -- Amortization follows the CID summary view; RIFee and SavingsPlanRecurringFee rows are split
 -- into the Purchase (billed, EffectiveCost 0) and an Unused commitment row (EffectiveCost = unused)
@@ -252,7 +252,7 @@ focus_rows AS (
         p.line_item_usage_account_id AS SubAccountId,
         coalesce(p.line_item_usage_account_name, p.line_item_usage_account_id) AS SubAccountName,
         'Linked Account' AS SubAccountType,
-        CASE WHEN cardinality(p.tags) > 0 THEN to_json(p.tags)::VARCHAR END AS Tags,
+        p.tags_json AS Tags,
         $source_format AS x_SourceFormat,
         $delivery_id AS x_DeliveryId,
         p.source_file AS x_SourceFile,
@@ -264,8 +264,7 @@ focus_rows AS (
         p.line_item_usage_type AS x_UsageType,
         p.line_item_operation AS x_Operation,
         nullif(p.product_instance_type, '') AS x_InstanceType,
-        CASE WHEN cardinality(p.cost_categories) > 0 THEN to_json(p.cost_categories)::VARCHAR END
-            AS x_CostCategories
+        p.cost_categories_json AS x_CostCategories
     FROM priced AS p
     LEFT JOIN services AS s ON s.product_code = p.line_item_product_code
     LEFT JOIN units AS u ON u.aws_unit = p.pricing_unit
