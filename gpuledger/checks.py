@@ -14,11 +14,12 @@ import duckdb
 from gpuledger.sqlfiles import load_sql, sql_files
 from models.focus import FOCUS_COLUMNS, FocusType
 
-_SCOPE_VIEW = """
+# One delivery's rows (published or staged), or everything readers see.
+_DELIVERY_SCOPE = """
 CREATE OR REPLACE TEMP VIEW focus_rows AS
-SELECT * FROM focus.costs
-WHERE getvariable('gpuledger_checked_delivery') IS NULL OR x_DeliveryId = getvariable('gpuledger_checked_delivery')
+SELECT * FROM focus.cost_rows WHERE x_DeliveryId = getvariable('gpuledger_checked_delivery')
 """
+_PUBLISHED_SCOPE = "CREATE OR REPLACE TEMP VIEW focus_rows AS SELECT * FROM focus.costs"
 
 
 @dataclass(frozen=True)
@@ -75,9 +76,9 @@ def all_checks() -> dict[str, str]:
 
 
 def run_checks(con: duckdb.DuckDBPyConnection, delivery_id: str | None = None) -> list[CheckResult]:
-    """Run every check over one delivery's rows (or all rows when ``delivery_id`` is None)."""
+    """Run every check over one delivery's rows (or all published rows when ``delivery_id`` is None)."""
     con.execute("SET VARIABLE gpuledger_checked_delivery = $id", {"id": delivery_id})
-    con.execute(_SCOPE_VIEW)
+    con.execute(_PUBLISHED_SCOPE if delivery_id is None else _DELIVERY_SCOPE)
     return [run_check(con, name, sql) for name, sql in all_checks().items()]
 
 

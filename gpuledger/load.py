@@ -1,9 +1,10 @@
-"""Load one delivery into ``focus.costs``: normalize, check, reconcile and replace its slices atomically.
+"""Load one delivery into ``focus.costs``: write, audit, publish (docs/decisions/0003).
 
-A slice is (ProviderName, BillingAccountId, BillingPeriodStart). Everything happens in one DuckDB
-transaction: the delivery's rows are inserted, older rows of the same slices are deleted, the
-conformance checks and the source reconciliation run on the new rows, and any failure rolls the
-whole thing back, so published data never sees a partial or unchecked delivery.
+A slice is (ProviderName, BillingAccountId, BillingPeriodStart). The delivery's FOCUS rows are first
+*written* (committed into ``focus.cost_rows`` but invisible: ``focus.costs`` shows only rows of the
+deliveries that own a slice), then *audited* (conformance checks, rows match the manifest, sums equal
+the source's exactly), then *published* in one small transaction that deletes the older rows of its
+slices and makes this delivery their owner. A failure at any step leaves what readers see unchanged.
 """
 
 from __future__ import annotations
@@ -89,36 +90,86 @@ def load_delivery(con: duckdb.DuckDBPyConnection, delivery: Delivery) -> LoadRes
     stats = verify_files(delivery.files)
     delivery_id = delivery.delivery_id(stats.sha256)
     previous = con.execute(
-        "SELECT content_sha256, first_ingested_at FROM meta.deliveries WHERE delivery_id = $id",
-        {"id": delivery_id},
+        "SELECT first_ingested_at FROM meta.deliveries WHERE delivery_id = $id", {"id": delivery_id}
     ).fetchone()
-    if previous and previous[0] == stats.sha256 and _owns_its_slices(con, delivery_id):
+    if previous and _owns_a_slice(con, delivery_id):
         return LoadResult(delivery_id, True, _slice_totals(con, delivery_id))
-    ingested_at = previous[1] if previous else dt.datetime.now(dt.UTC).replace(microsecond=0)
+    ingested_at = previous[0] if previous else dt.datetime.now(dt.UTC).replace(microsecond=0)
 
+    _discard_unpublished(con)
+    _write(con, delivery, model, delivery_id, ingested_at)
+    try:
+        _audit(con, delivery, model, delivery_id)
+    except BaseException:
+        _discard_unpublished(con)
+        raise
+    slices = _publish(con, delivery, model, delivery_id, stats, ingested_at)
+    log.info("loaded %s into %d slice(s)", delivery_id, len(slices))
+    return LoadResult(delivery_id, False, _slice_totals(con, delivery_id))
+
+
+def _owns_a_slice(con: duckdb.DuckDBPyConnection, delivery_id: str) -> bool:
+    """A later delivery of the same slices takes them over in meta.slices; then this one owns none."""
+    row = con.execute("SELECT count(*) FROM meta.slices WHERE delivery_id = $id", {"id": delivery_id}).fetchone()
+    return bool(row and row[0])
+
+
+def _discard_unpublished(con: duckdb.DuckDBPyConnection) -> None:
+    """Drop staged rows that never got published (a failed audit, or a crash between write and publish)."""
+    con.execute("BEGIN TRANSACTION")
+    con.execute("DELETE FROM focus.cost_rows WHERE x_DeliveryId NOT IN (SELECT delivery_id FROM meta.slices)")
+    con.execute("DELETE FROM meta.source_totals WHERE delivery_id NOT IN (SELECT delivery_id FROM meta.slices)")
+    con.execute("COMMIT")
+
+
+def _write(
+    con: duckdb.DuckDBPyConnection,
+    delivery: Delivery,
+    model: FormatModel,
+    delivery_id: str,
+    ingested_at: dt.datetime,
+) -> None:
+    """Stage the delivery's FOCUS rows and its source totals, committed but not yet visible in focus.costs."""
+    if not delivery.files:
+        return
     con.execute("BEGIN TRANSACTION")
     try:
-        con.execute("DELETE FROM focus.costs WHERE x_DeliveryId = $id", {"id": delivery_id})
-        if delivery.files:
-            _insert_focus_rows(con, delivery, model, delivery_id, ingested_at)
-        _check_rows_match_manifest(con, delivery, delivery_id)
+        _insert_focus_rows(con, delivery, model, delivery_id, ingested_at)
+        con.execute(
+            "INSERT INTO meta.source_totals SELECT $id, * FROM (" + load_sql(model.source_totals_sql) + ")",
+            {"id": delivery_id},
+        )
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
+def _audit(con: duckdb.DuckDBPyConnection, delivery: Delivery, model: FormatModel, delivery_id: str) -> None:
+    _check_rows_match_manifest(con, delivery, delivery_id)
+    _fail_on_check_violations(con, delivery_id)
+    if delivery.files:
+        _reconcile(con, delivery, delivery_id)
+
+
+def _publish(
+    con: duckdb.DuckDBPyConnection,
+    delivery: Delivery,
+    model: FormatModel,
+    delivery_id: str,
+    stats: FileStats,
+    ingested_at: dt.datetime,
+) -> list[tuple[str, str, dt.datetime]]:
+    """One transaction: older rows of the delivery's slices go, the delivery becomes their owner."""
+    con.execute("BEGIN TRANSACTION")
+    try:
         slices = _replace_slices(con, delivery, model, delivery_id)
-        _fail_on_check_violations(con, delivery_id)
-        if delivery.files:
-            _reconcile(con, model, delivery, delivery_id)
         _record_delivery(con, delivery, delivery_id, stats, ingested_at)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
-    log.info("loaded %s into %d slice(s)", delivery_id, len(slices))
-    return LoadResult(delivery_id, False, _slice_totals(con, delivery_id))
-
-
-def _owns_its_slices(con: duckdb.DuckDBPyConnection, delivery_id: str) -> bool:
-    """A later delivery of the same slices takes them over in meta.slices; then this one no longer owns any."""
-    row = con.execute("SELECT count(*) FROM meta.slices WHERE delivery_id = $id", {"id": delivery_id}).fetchone()
-    return bool(row and row[0])
+    return slices
 
 
 def _insert_focus_rows(
@@ -137,7 +188,7 @@ def _insert_focus_rows(
         "provider_name": model.provider_name,
     }
     try:
-        con.execute("INSERT INTO focus.costs BY NAME " + load_sql(model.model_sql), params)
+        con.execute("INSERT INTO focus.cost_rows BY NAME " + load_sql(model.model_sql), params)
     except duckdb.Error as exc:
         # A separate cursor: the failed statement aborted this transaction, and diagnostics only read files.
         with con.cursor() as diagnostics:
@@ -175,7 +226,7 @@ def _check_rows_match_manifest(con: duckdb.DuckDBPyConnection, delivery: Deliver
         return
     stray = con.execute(
         "SELECT x_SourceFile, x_SourceLineItemId, BillingAccountId, strftime(BillingPeriodStart, '%Y-%m')"
-        " FROM focus.costs WHERE x_DeliveryId = $id"
+        " FROM focus.cost_rows WHERE x_DeliveryId = $id"
         " AND (strftime(BillingPeriodStart, '%Y-%m') <> $period"
         " OR BillingAccountId <> coalesce($account, BillingAccountId))"
         " LIMIT 1",
@@ -195,7 +246,8 @@ def _replace_slices(
 ) -> list[tuple[str, str, dt.datetime]]:
     """Delete every older row of the slices this delivery covers; record the delivery as their owner."""
     rows = con.execute(
-        "SELECT DISTINCT ProviderName, BillingAccountId, BillingPeriodStart FROM focus.costs WHERE x_DeliveryId = $id",
+        "SELECT DISTINCT ProviderName, BillingAccountId, BillingPeriodStart FROM focus.cost_rows"
+        " WHERE x_DeliveryId = $id",
         {"id": delivery_id},
     ).fetchall()
     slices = {(str(p), str(a), s) for p, a, s in rows}
@@ -206,7 +258,7 @@ def _replace_slices(
     for provider, account, start in sorted(slices):
         key = {"provider": provider, "account": account, "start": start}
         con.execute(
-            "DELETE FROM focus.costs WHERE ProviderName = $provider AND BillingAccountId = $account"
+            "DELETE FROM focus.cost_rows WHERE ProviderName = $provider AND BillingAccountId = $account"
             " AND BillingPeriodStart = $start AND x_DeliveryId <> $id",
             {**key, "id": delivery_id},
         )
@@ -235,13 +287,8 @@ def _fail_on_check_violations(con: duckdb.DuckDBPyConnection, delivery_id: str) 
     )
 
 
-def _reconcile(con: duckdb.DuckDBPyConnection, model: FormatModel, delivery: Delivery, delivery_id: str) -> None:
-    """Sums per (billing account, period, currency) must equal the source's to the cent."""
-    con.execute("DELETE FROM meta.source_totals WHERE delivery_id = $id", {"id": delivery_id})
-    con.execute(
-        "INSERT INTO meta.source_totals SELECT $id, * FROM (" + load_sql(model.source_totals_sql) + ")",
-        {"id": delivery_id},
-    )
+def _reconcile(con: duckdb.DuckDBPyConnection, delivery: Delivery, delivery_id: str) -> None:
+    """Sums per (billing account, period, currency) must equal the source's exactly."""
     mismatches = con.execute(load_sql("reconcile/focus_vs_source.sql"), {"id": delivery_id}).fetchall()
     if mismatches:
         details = "; ".join(
@@ -261,7 +308,7 @@ def _record_delivery(
     con.execute("DELETE FROM meta.deliveries WHERE delivery_id = $id", {"id": delivery_id})
     con.execute(
         "INSERT INTO meta.deliveries SELECT $id, $source_name, $format, $account, $period, $version, $manifest,"
-        " $files, $bytes, $sha256, (SELECT count(*) FROM focus.costs WHERE x_DeliveryId = $id), $first, now()",
+        " $files, $bytes, $sha256, (SELECT count(*) FROM focus.cost_rows WHERE x_DeliveryId = $id), $first, now()",
         {
             "id": delivery_id,
             "source_name": delivery.source_name,

@@ -13,7 +13,7 @@ from models.currencies import ISO_4217_CODES
 
 WAREHOUSE_FILE = "warehouse.duckdb"
 
-# How information_schema spells the types focus.costs is declared with.
+# How information_schema spells the types focus.cost_rows is declared with.
 _INFORMATION_SCHEMA_TYPES = {"TIMESTAMPTZ": "TIMESTAMP WITH TIME ZONE"}
 
 _META_DDL = """
@@ -71,12 +71,20 @@ def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection
 
 
 def focus_costs_ddl() -> str:
-    """``CREATE TABLE focus.costs`` generated from the FOCUS column specification."""
+    """``CREATE TABLE focus.cost_rows`` generated from the FOCUS column specification."""
     columns = [
         f"    {name} {sql_type}{'' if _nullable(name) else ' NOT NULL'}"
         for name, sql_type in focus.column_types().items()
     ]
-    return "CREATE TABLE IF NOT EXISTS focus.costs (\n" + ",\n".join(columns) + "\n)"
+    return "CREATE TABLE IF NOT EXISTS focus.cost_rows (\n" + ",\n".join(columns) + "\n)"
+
+
+# What readers see: rows of the deliveries that own a slice. Staged rows stay invisible until their
+# delivery passed its checks and took its slices over (docs/decisions/0003).
+_PUBLISHED_VIEW = """
+CREATE OR REPLACE VIEW focus.costs AS
+SELECT * FROM focus.cost_rows WHERE x_DeliveryId IN (SELECT delivery_id FROM meta.slices)
+"""
 
 
 def _nullable(name: str) -> bool:
@@ -89,6 +97,7 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     """Create the warehouse tables if missing and refresh the reference tables from ``models``."""
     con.execute(_META_DDL)
     con.execute(focus_costs_ddl())
+    con.execute(_PUBLISHED_VIEW)
     _replace_ref_table(
         con,
         "ref.aws_services",

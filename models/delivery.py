@@ -28,7 +28,14 @@ class Delivery:
     """Configured source (report or export name) the delivery was found in."""
 
     def delivery_id(self, content_sha256: str) -> str:
-        """Stable id: the provider's version when there is one, else the content hash of the files."""
+        """Stable id: the provider's version (when a manifest names one) plus the content hash of the files.
+
+        The hash makes a rewritten delivery (same version, new bytes) a new delivery, so it is staged
+        beside the published one instead of over it.
+        """
         if self.version:
-            return f"{self.source_format}:{self.billing_account_id or '-'}:{self.billing_period}:{self.version}"
+            return (
+                f"{self.source_format}:{self.billing_account_id or '-'}:{self.billing_period}:{self.version}"
+                f":{content_sha256[:12]}"
+            )
         return f"{self.source_format}:sha256:{content_sha256[:20]}"

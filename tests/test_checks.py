@@ -7,6 +7,7 @@ from cur_cases import every_line_item_type, write_cur1_csv
 
 from gpuledger.checks import run_checks
 from gpuledger.load import load_delivery
+from gpuledger.warehouse import ensure_schema
 from models.delivery import Delivery
 
 
@@ -31,94 +32,95 @@ ONE_USAGE_ROW = "x_SourceLineItemId = 'u1'"
     ("mutation", "check", "column"),
     [
         (
-            f"UPDATE focus.costs SET ChargeCategory = 'usage' WHERE {ONE_USAGE_ROW}",
+            f"UPDATE focus.cost_rows SET ChargeCategory = 'usage' WHERE {ONE_USAGE_ROW}",
             "focus_allowed_values",
             "ChargeCategory",
         ),
         (
-            f"UPDATE focus.costs SET ChargeClass = 'correction' WHERE {ONE_USAGE_ROW}",
+            f"UPDATE focus.cost_rows SET ChargeClass = 'correction' WHERE {ONE_USAGE_ROW}",
             "focus_allowed_values",
             "ChargeClass",
         ),
         (
-            f"UPDATE focus.costs SET PricingCategory = 'OnDemand' WHERE {ONE_USAGE_ROW}",
+            f"UPDATE focus.cost_rows SET PricingCategory = 'OnDemand' WHERE {ONE_USAGE_ROW}",
             "focus_allowed_values",
             "PricingCategory",
         ),
         (
-            f"UPDATE focus.costs SET ServiceSubcategory = 'Object Storage' WHERE {ONE_USAGE_ROW}",
+            f"UPDATE focus.cost_rows SET ServiceSubcategory = 'Object Storage' WHERE {ONE_USAGE_ROW}",
             "focus_service_subcategory",
             "ServiceSubcategory",
         ),
         (
-            f"UPDATE focus.costs SET ChargePeriodEnd = ChargePeriodStart WHERE {ONE_USAGE_ROW}",
+            f"UPDATE focus.cost_rows SET ChargePeriodEnd = ChargePeriodStart WHERE {ONE_USAGE_ROW}",
             "focus_period_order",
             "ChargePeriodEnd",
         ),
         (
-            f"""UPDATE focus.costs SET Tags = '{{"team": {{"a": 1}}}}' WHERE {ONE_USAGE_ROW}""",
+            f"""UPDATE focus.cost_rows SET Tags = '{{"team": {{"a": 1}}}}' WHERE {ONE_USAGE_ROW}""",
             "focus_json_objects",
             "Tags",
         ),
-        (f"UPDATE focus.costs SET Tags = '[1, 2]' WHERE {ONE_USAGE_ROW}", "focus_json_objects", "Tags"),
+        (f"UPDATE focus.cost_rows SET Tags = '[1, 2]' WHERE {ONE_USAGE_ROW}", "focus_json_objects", "Tags"),
         (
-            f"UPDATE focus.costs SET BillingCurrency = 'XYZ' WHERE {ONE_USAGE_ROW}",
+            f"UPDATE focus.cost_rows SET BillingCurrency = 'XYZ' WHERE {ONE_USAGE_ROW}",
             "focus_currency_codes",
             "BillingCurrency",
         ),
         (
-            f"UPDATE focus.costs SET BillingCurrency = 'EUR' WHERE {ONE_USAGE_ROW}",
+            f"UPDATE focus.cost_rows SET BillingCurrency = 'EUR' WHERE {ONE_USAGE_ROW}",
             "focus_single_currency",
             "BillingCurrency",
         ),
         (
-            f"UPDATE focus.costs SET SkuPriceId = NULL WHERE {ONE_USAGE_ROW}",
+            f"UPDATE focus.cost_rows SET SkuPriceId = NULL WHERE {ONE_USAGE_ROW}",
             "focus_nullability",
             "SkuPriceId",
         ),
         (
-            f"UPDATE focus.costs SET PricingQuantity = NULL, PricingUnit = NULL WHERE {ONE_USAGE_ROW}",
+            f"UPDATE focus.cost_rows SET PricingQuantity = NULL, PricingUnit = NULL WHERE {ONE_USAGE_ROW}",
             "focus_nullability",
             "PricingQuantity",
         ),
         (
-            f"UPDATE focus.costs SET PricingUnit = '' WHERE {ONE_USAGE_ROW}",
+            f"UPDATE focus.cost_rows SET PricingUnit = '' WHERE {ONE_USAGE_ROW}",
             "focus_nullability",
             "PricingUnit",
         ),
-        ("UPDATE focus.costs SET SkuId = 'x' WHERE ChargeCategory = 'Tax'", "focus_nullability", "SkuId"),
+        ("UPDATE focus.cost_rows SET SkuId = 'x' WHERE ChargeCategory = 'Tax'", "focus_nullability", "SkuId"),
         (
-            f"UPDATE focus.costs SET RegionName = NULL WHERE {ONE_USAGE_ROW}",
+            f"UPDATE focus.cost_rows SET RegionName = NULL WHERE {ONE_USAGE_ROW}",
             "focus_nullability",
             "RegionName",
         ),
         (
-            "UPDATE focus.costs SET ConsumedQuantity = 1, ConsumedUnit = 'Hours' WHERE ChargeCategory = 'Tax'",
+            "UPDATE focus.cost_rows SET ConsumedQuantity = 1, ConsumedUnit = 'Hours' WHERE ChargeCategory = 'Tax'",
             "focus_nullability",
             "ConsumedQuantity",
         ),
         (
-            f"UPDATE focus.costs SET ListCost = ListCost + 1 WHERE {ONE_USAGE_ROW}",
+            f"UPDATE focus.cost_rows SET ListCost = ListCost + 1 WHERE {ONE_USAGE_ROW}",
             "focus_unit_price_products",
             "ListCost",
         ),
         (
-            "UPDATE focus.costs SET EffectiveCost = 0 WHERE x_SourceLineItemId = 'cr'",
+            "UPDATE focus.cost_rows SET EffectiveCost = 0 WHERE x_SourceLineItemId = 'cr'",
             "focus_cost_rules",
             "EffectiveCost",
         ),
         (
-            "UPDATE focus.costs SET ServiceCategory = 'Storage', ServiceSubcategory = 'Object Storage'"
+            "UPDATE focus.cost_rows SET ServiceCategory = 'Storage', ServiceSubcategory = 'Object Storage'"
             " WHERE x_SourceLineItemId = 'u2'",
             "focus_service_name_category",
             "ServiceCategory",
         ),
-        ("ALTER TABLE focus.costs ADD COLUMN TeamName VARCHAR", "focus_column_names", "TeamName"),
-        ("ALTER TABLE focus.costs ALTER BilledCost TYPE DOUBLE", "focus_column_names", "BilledCost"),
+        ("ALTER TABLE focus.cost_rows ADD COLUMN TeamName VARCHAR", "focus_column_names", "TeamName"),
+        ("ALTER TABLE focus.cost_rows ALTER BilledCost TYPE DOUBLE", "focus_column_names", "BilledCost"),
     ],
 )
 def test_one_bad_row_fails_its_check(loaded, mutation, check, column):
     loaded.execute(mutation)
+    ensure_schema(loaded)  # re-binds the published view after a column change
     failed = _failed(loaded)
     assert check in failed, failed
     assert column in failed[check]

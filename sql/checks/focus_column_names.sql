@@ -1,7 +1,7 @@
 -- The table has every FOCUS column with its spec type, and every other column is x_-prefixed.
 WITH actual AS (
     SELECT column_name, data_type FROM information_schema.columns
-    WHERE table_schema = 'focus' AND table_name = 'costs'
+    WHERE table_schema = 'focus' AND table_name = 'cost_rows'
 ),
 
 expected AS (

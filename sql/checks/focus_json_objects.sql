@@ -1,18 +1,12 @@
 -- Tags, SkuPriceDetails and x_CostCategories are flat JSON objects (KeyValueFormat): no nested objects or arrays;
--- SkuPriceDetails keys are FOCUS-defined or x_-prefixed. Each distinct value is parsed once (tags repeat a lot).
-WITH json_values AS (
-    SELECT 'Tags' AS column_name, Tags AS value, x_SourceFile, x_SourceLineItemId
-    FROM focus_rows WHERE Tags IS NOT NULL
+-- SkuPriceDetails keys are FOCUS-defined or x_-prefixed. Each distinct value is parsed once (tags repeat a lot),
+-- and rows are looked up only for values that fail.
+WITH distinct_values AS (
+    SELECT DISTINCT 'Tags' AS column_name, Tags AS value FROM focus_rows WHERE Tags IS NOT NULL
     UNION ALL
-    SELECT 'SkuPriceDetails', SkuPriceDetails, x_SourceFile, x_SourceLineItemId
-    FROM focus_rows WHERE SkuPriceDetails IS NOT NULL
+    SELECT DISTINCT 'SkuPriceDetails', SkuPriceDetails FROM focus_rows WHERE SkuPriceDetails IS NOT NULL
     UNION ALL
-    SELECT 'x_CostCategories', x_CostCategories, x_SourceFile, x_SourceLineItemId
-    FROM focus_rows WHERE x_CostCategories IS NOT NULL
-),
-
-distinct_values AS (
-    SELECT DISTINCT column_name, value FROM json_values
+    SELECT DISTINCT 'x_CostCategories', x_CostCategories FROM focus_rows WHERE x_CostCategories IS NOT NULL
 ),
 
 parsed AS (
@@ -35,6 +29,9 @@ problems AS (
             'Redundancy', 'StorageClass')
 )
 
-SELECT p.column_name, p.problem, j.x_SourceFile, j.x_SourceLineItemId
+SELECT p.column_name, p.problem, f.x_SourceFile, f.x_SourceLineItemId
 FROM problems AS p
-JOIN json_values AS j ON j.column_name = p.column_name AND j.value = p.value
+JOIN focus_rows AS f
+    ON (p.column_name = 'Tags' AND f.Tags = p.value)
+    OR (p.column_name = 'SkuPriceDetails' AND f.SkuPriceDetails = p.value)
+    OR (p.column_name = 'x_CostCategories' AND f.x_CostCategories = p.value)

@@ -7,7 +7,7 @@ WITH focus_totals AS (
         BillingCurrency AS currency,
         sum(BilledCost) AS billed_cost,
         sum(EffectiveCost) AS effective_cost
-    FROM focus.costs
+    FROM focus.cost_rows
     WHERE x_DeliveryId = $id
     GROUP BY ALL
 ),

@@ -220,3 +220,17 @@ def test_header_only_export_is_valid_and_loads_zero_rows(con, tmp_path):
     assert con.execute("SELECT count(*) FROM focus.costs").fetchone() == (0,)
     with gzip.open(empty, "rt") as handle:
         assert handle.read().startswith("identity/LineItemId,")
+
+
+def test_cur2_csv_with_json_map_columns_gives_the_same_totals(con, tmp_path):
+    parquet_path = tmp_path / "cur2.snappy.parquet"
+    _write_cur2_parquet(con, write_cur1_csv(tmp_path / "cur1.csv", every_line_item_type()), parquet_path)
+    csv_path = tmp_path / "cur2-00001.csv.gz"
+    con.sql(
+        "SELECT * REPLACE (to_json(product) AS product, to_json(resource_tags) AS resource_tags) FROM read_parquet($p)",
+        params={"p": str(parquet_path)},
+    ).write_csv(str(csv_path), compression="gzip")
+    _load(con, csv_path, "aws-cur2")
+    assert _totals(con) == (EXPECTED_BILLED, EXPECTED_EFFECTIVE)
+    tags = con.execute("SELECT Tags FROM focus.costs WHERE x_SourceLineItemId = 'u1'").fetchone()
+    assert tags is not None and json.loads(tags[0]) == {"team": "llm", "aws:created_by": "x"}
