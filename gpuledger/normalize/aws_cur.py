@@ -8,7 +8,6 @@ same tag map CUR 2.0 ships. Every cost is cast to DECIMAL from text (CSV) or dou
 from __future__ import annotations
 
 import json
-
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
