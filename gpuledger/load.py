@@ -42,6 +42,8 @@ class FormatModel:
     source_totals_sql: str
     enumerated_columns: dict[str, tuple[str, ...]]
     """Source columns with a closed set of values the model understands (checked in errors)."""
+    line_item_id_column: str | None = None
+    """Canonical column holding the provider's line-item id, to find a failing row in its file."""
 
 
 _AWS_CUR = FormatModel(
@@ -50,6 +52,7 @@ _AWS_CUR = FormatModel(
     model_sql="focus/aws_cur.sql",
     source_totals_sql="reconcile/aws_cur_source_totals.sql",
     enumerated_columns={"line_item_line_item_type": LINE_ITEM_TYPES},
+    line_item_id_column="identity_line_item_id",
 )
 
 _AWS_FOCUS = FormatModel(
@@ -147,7 +150,7 @@ def _write(
 
 def _audit(con: duckdb.DuckDBPyConnection, delivery: Delivery, model: FormatModel, delivery_id: str) -> None:
     _check_rows_match_manifest(con, delivery, delivery_id)
-    _fail_on_check_violations(con, delivery_id)
+    _fail_on_check_violations(con, model, delivery_id)
     if delivery.files:
         _reconcile(con, delivery, delivery_id)
 
@@ -274,7 +277,7 @@ def _replace_slices(
     return sorted(slices)
 
 
-def _fail_on_check_violations(con: duckdb.DuckDBPyConnection, delivery_id: str) -> None:
+def _fail_on_check_violations(con: duckdb.DuckDBPyConnection, model: FormatModel, delivery_id: str) -> None:
     failed = [result for result in run_checks(con, delivery_id) if not result.passed]
     if not failed:
         return
@@ -283,8 +286,23 @@ def _fail_on_check_violations(con: duckdb.DuckDBPyConnection, delivery_id: str) 
     raise InputError(
         first.source_file or delivery_id,
         f"FOCUS conformance failed ({summary}); first: line item {first.line_item_id}: {first.problem}",
+        row=_source_row(con, model, first.source_file, first.line_item_id),
         column=first.column_name,
     )
+
+
+def _source_row(
+    con: duckdb.DuckDBPyConnection, model: FormatModel, source_file: str | None, line_item_id: str | None
+) -> int | None:
+    """Row number, in its own file, of the line item a FOCUS row came from (derived rows share their origin's)."""
+    if not (model.line_item_id_column and source_file and line_item_id):
+        return None
+    file = Path(source_file)
+    header = aws_cur.source_column(read_raw(con, [file]).columns, model.line_item_id_column)
+    if header is None:
+        return None
+    found = first_bad_row(con, file, header, "v = $id", {"id": line_item_id.removesuffix("/unused")})
+    return found[0] if found else None
 
 
 def _reconcile(con: duckdb.DuckDBPyConnection, delivery: Delivery, delivery_id: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from decimal import Decimal
 from pathlib import Path
@@ -12,7 +13,8 @@ from cur_cases import EXPECTED_BILLED, PAYER, every_line_item_type, write_cur1_c
 
 from connectors.aws.exports import discover_cur1
 from gpuledger.errors import InputError
-from gpuledger.load import load_delivery
+from gpuledger.load import FORMAT_MODELS, _write, load_delivery
+from models.delivery import Delivery
 
 
 def _deliver(report: Path, assembly: str, rows: list[dict[str, str]]) -> None:
@@ -94,3 +96,29 @@ def test_failed_restatement_leaves_the_published_slice_intact(con, tmp_path):
     assert con.execute("SELECT DISTINCT delivery_id FROM meta.slices").fetchall() == [
         (con.execute("SELECT delivery_id FROM meta.deliveries").fetchone()[0],)
     ]
+
+
+def test_rows_staged_by_a_crashed_run_stay_invisible_and_are_discarded(con, tmp_path):
+    report = tmp_path / "helios"
+    _deliver(report, "a1", every_line_item_type())
+    load_delivery(con, discover_cur1(report)[0])
+    published = focus_snapshot(con)
+    _deliver(report, "a2", every_line_item_type()[:3])
+    crashed = discover_cur1(report)[0]
+    # a run that wrote its rows and died before publishing
+    _write(con, crashed, FORMAT_MODELS["aws-cur1"], "crashed-run", dt.datetime(2026, 12, 1, tzinfo=dt.UTC))
+    assert con.execute("SELECT count(*) FROM focus.cost_rows WHERE x_DeliveryId = 'crashed-run'").fetchone() == (3,)
+    assert focus_snapshot(con) == published
+    load_delivery(con, crashed)
+    assert con.execute("SELECT count(*) FROM focus.cost_rows WHERE x_DeliveryId = 'crashed-run'").fetchone() == (0,)
+    assert con.execute("SELECT count(*) FROM focus.costs").fetchone() == (3,)
+
+
+def test_failed_audit_leaves_no_staged_rows(con, tmp_path):
+    rows = every_line_item_type()
+    rows[0] = rows[0] | {"lineItem/UsageAmount": ""}  # a Usage row without quantity breaks FOCUS nullability
+    bad = write_cur1_csv(tmp_path / "bad.csv", rows)
+    with pytest.raises(InputError, match="focus_nullability") as caught:
+        load_delivery(con, Delivery("aws-cur1", (bad,)))
+    assert (caught.value.file, caught.value.row, caught.value.column) == (str(bad), 1, "ConsumedQuantity")
+    assert con.execute("SELECT count(*) FROM focus.cost_rows").fetchone() == (0,)
