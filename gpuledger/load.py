@@ -23,6 +23,7 @@ from gpuledger.errors import InputError, ReconciliationError
 from gpuledger.normalize import aws_cur, aws_focus
 from gpuledger.normalize.files import FileStats, first_bad_row, read_raw, verify_files
 from gpuledger.sqlfiles import load_sql
+from gpuledger.warehouse import transaction
 from models.aws import AWS_PROVIDER_NAME
 from models.aws_cur import LINE_ITEM_TYPES
 from models.delivery import Delivery
@@ -119,10 +120,9 @@ def _owns_a_slice(con: duckdb.DuckDBPyConnection, delivery_id: str) -> bool:
 
 def _discard_unpublished(con: duckdb.DuckDBPyConnection) -> None:
     """Drop staged rows that never got published (a failed audit, or a crash between write and publish)."""
-    con.execute("BEGIN TRANSACTION")
-    con.execute("DELETE FROM focus.cost_rows WHERE x_DeliveryId NOT IN (SELECT delivery_id FROM meta.slices)")
-    con.execute("DELETE FROM meta.source_totals WHERE delivery_id NOT IN (SELECT delivery_id FROM meta.slices)")
-    con.execute("COMMIT")
+    with transaction(con):
+        con.execute("DELETE FROM focus.cost_rows WHERE x_DeliveryId NOT IN (SELECT delivery_id FROM meta.slices)")
+        con.execute("DELETE FROM meta.source_totals WHERE delivery_id NOT IN (SELECT delivery_id FROM meta.slices)")
 
 
 def _write(
@@ -135,17 +135,12 @@ def _write(
     """Stage the delivery's FOCUS rows and its source totals, committed but not yet visible in focus.costs."""
     if not delivery.files:
         return
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(con):
         _insert_focus_rows(con, delivery, model, delivery_id, ingested_at)
         con.execute(
             "INSERT INTO meta.source_totals SELECT $id, * FROM (" + load_sql(model.source_totals_sql) + ")",
             {"id": delivery_id},
         )
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
 
 
 def _audit(con: duckdb.DuckDBPyConnection, delivery: Delivery, model: FormatModel, delivery_id: str) -> None:
@@ -164,14 +159,9 @@ def _publish(
     ingested_at: dt.datetime,
 ) -> list[tuple[str, str, dt.datetime]]:
     """One transaction: older rows of the delivery's slices go, the delivery becomes their owner."""
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(con):
         slices = _replace_slices(con, delivery, model, delivery_id)
         _record_delivery(con, delivery, delivery_id, stats, ingested_at)
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
     return slices
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -68,6 +69,18 @@ def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection
     # Set after connecting: the ICU extension that owns TimeZone loads with the first query.
     con.execute("SET TimeZone = 'UTC'")
     return con
+
+
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Commit what the block did, or roll all of it back on any exception."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
 
 
 def focus_costs_ddl() -> str:
