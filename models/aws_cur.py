@@ -116,10 +116,10 @@ _CAMEL_BOUNDARY = re.compile(r"(?<!^)(?=[A-Z])")
 def cur1_to_snake(column: str) -> str:
     """``lineItem/UnblendedCost`` -> ``line_item_unblended_cost`` (Athena's rule, ARN -> a_r_n).
 
-    Tag columns keep their key: ``resourceTags/user:team`` -> ``resource_tags_user_team``.
+    Tag and cost-category columns follow the same rule after non-alphanumerics become ``_``:
+    ``resourceTags/aws:createdBy`` -> ``resource_tags_aws_created_by``.
     """
     category, _, name = column.partition("/")
-    category_snake = _CAMEL_BOUNDARY.sub("_", category).lower()
-    if category == "resourceTags" or category == "costCategory":
-        return f"{category_snake}_{re.sub(r'[^0-9A-Za-z]+', '_', name).lower()}"
-    return f"{category_snake}_{_CAMEL_BOUNDARY.sub('_', name).lower()}"
+    words = _CAMEL_BOUNDARY.sub("_", re.sub(r"[^0-9A-Za-z]+", "_", name))
+    snake = f"{_CAMEL_BOUNDARY.sub('_', category)}_{words}".lower()
+    return re.sub(r"_+", "_", snake)

@@ -234,3 +234,16 @@ def test_cur2_csv_with_json_map_columns_gives_the_same_totals(con, tmp_path):
     assert _totals(con) == (EXPECTED_BILLED, EXPECTED_EFFECTIVE)
     tags = con.execute("SELECT Tags FROM focus.costs WHERE x_SourceLineItemId = 'u1'").fetchone()
     assert tags is not None and json.loads(tags[0]) == {"team": "llm", "aws:created_by": "x"}
+
+
+def test_cur1_parquet_with_athena_column_names(con, tmp_path):
+    csv_path = write_cur1_csv(tmp_path / "cur1.csv", every_line_item_type())
+    parquet_path = tmp_path / "cur1.snappy.parquet"
+    renamed = ", ".join(f'"{h}" AS {cur1_to_snake(h)}' for h in CUR1_HEADER)
+    con.sql(f"SELECT {renamed} FROM read_csv($path, all_varchar = true)", params={"path": str(csv_path)}).write_parquet(
+        str(parquet_path)
+    )
+    _load(con, parquet_path, "aws-cur1")
+    assert _totals(con) == (EXPECTED_BILLED, EXPECTED_EFFECTIVE)
+    tags = con.execute("SELECT Tags, x_CostCategories FROM focus.costs WHERE x_SourceLineItemId = 'u1'").fetchone()
+    assert tags is not None and json.loads(tags[0]) == {"team": "llm", "aws:created_by": "x"}
