@@ -1,0 +1,1 @@
+"""Deterministic sample billing exports for the demo and the benchmarks."""
