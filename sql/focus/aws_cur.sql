@@ -86,11 +86,15 @@ classified AS (
             ELSE line_item_unblended_cost
         END AS effective_cost,
         CASE WHEN row_kind = 'unused' THEN 0 ELSE line_item_unblended_cost END AS billed_cost,
-        -- unused commitment is priced in the fee's own unit: RI hours, or SP commitment-hours
+        -- unused commitment is counted in the fee's own unit: RI hours, or SP hours of the full hourly
+        -- commitment (TotalCommitmentToDate / hours, which includes any amortized upfront part)
         CASE
             WHEN row_kind <> 'unused' THEN line_item_usage_amount
             WHEN line_item_line_item_type = 'RIFee' THEN reservation_unused_quantity
-            ELSE CAST(unused_commitment_cost / nullif(line_item_unblended_rate, 0) AS DECIMAL(38, 10))
+            ELSE CAST(
+                unused_commitment_cost * line_item_usage_amount / nullif(savings_plan_total_commitment_to_date, 0)
+                AS DECIMAL(38, 10)
+            )
         END AS quantity
     FROM expanded
 ),
