@@ -28,6 +28,7 @@ from typing import Literal
 
 import duckdb
 
+from models.aws import AWS_REGION_NAMES
 from models.aws_cur import COST, CUR_COLUMNS, TIMESTAMP
 
 SourceFormat = Literal["aws-cur1", "aws-cur2"]
@@ -52,9 +53,10 @@ _ENTITY = "Amazon Web Services, Inc."
 _ON_DEMAND_TERM = "JRTCKXETXF"  # AWS's offer term code for on-demand prices
 
 # region -> (usage-type prefix, pricing location, inter-region usage-type code); us-east-1 is unprefixed
-_REGIONS: dict[str, tuple[str, str, str]] = {
-    "us-east-1": ("", "US East (N. Virginia)", "USE1"),
-    "us-west-2": ("USW2-", "US West (Oregon)", "USW2"),
+# region -> (usage-type prefix, transfer code); display names come from models.aws.AWS_REGION_NAMES
+_REGIONS: dict[str, tuple[str, str]] = {
+    "us-east-1": ("", "USE1"),
+    "us-west-2": ("USW2-", "USW2"),
 }
 _PRODUCTS: dict[str, str] = {
     "AmazonEC2": "Amazon Elastic Compute Cloud",
@@ -191,7 +193,7 @@ def _gpu(
 
 def _ebs(key: str, account: str, az: str, size_gb: float, tags: _Tags | None) -> _Template:
     region = az[:-1]
-    prefix, location, _ = _REGIONS[region]
+    prefix, location = _REGIONS[region][0], AWS_REGION_NAMES[region]
     return _Template(
         key=key,
         account=account,
@@ -213,7 +215,7 @@ def _ebs(key: str, account: str, az: str, size_gb: float, tags: _Tags | None) ->
 
 
 def _snapshot(key: str, account: str, region: str, size_gb: float, tags: _Tags | None) -> _Template:
-    prefix, location, _ = _REGIONS[region]
+    prefix, location = _REGIONS[region][0], AWS_REGION_NAMES[region]
     return _Template(
         key=key,
         account=account,
@@ -258,7 +260,7 @@ def _s3(bucket: str, account: str, region: str, size_gb: float, tags: _Tags | No
 def _egress(
     key: str, source: _Template, product_code: str, operation: str, gb_per_day: float, tags: _Tags | None
 ) -> _Template:
-    prefix, location, _ = _REGIONS[source.region]
+    prefix, location = _REGIONS[source.region][0], AWS_REGION_NAMES[source.region]
     return _Template(
         key=key,
         account=source.account,
@@ -286,8 +288,8 @@ def _egress(
 def _inter_region(
     key: str, source: _Template, destination: str, product_code: str, gb_per_day: float, tags: _Tags | None
 ) -> _Template:
-    _, src_location, src_code = _REGIONS[source.region]
-    _, dst_location, dst_code = _REGIONS[destination]
+    src_location, src_code = AWS_REGION_NAMES[source.region], _REGIONS[source.region][1]
+    dst_location, dst_code = AWS_REGION_NAMES[destination], _REGIONS[destination][1]
     return _Template(
         key=key,
         account=source.account,
