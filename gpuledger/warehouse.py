@@ -11,6 +11,7 @@ import duckdb
 
 from models import aws, focus
 from models.currencies import ISO_4217_CODES
+from models.gpu_catalog import catalog_rows
 
 WAREHOUSE_FILE = "warehouse.duckdb"
 
@@ -51,6 +52,110 @@ CREATE TABLE IF NOT EXISTS meta.source_totals (
     source_rows BIGINT NOT NULL,
     billed_cost DECIMAL(38, 10) NOT NULL,
     effective_cost DECIMAL(38, 10) NOT NULL
+);
+"""
+
+
+# Telemetry (aggregated at ingestion), the allocation configuration, and the split.
+_ALLOCATION_DDL = """
+CREATE SCHEMA IF NOT EXISTS gpu;
+CREATE SCHEMA IF NOT EXISTS alloc;
+CREATE SCHEMA IF NOT EXISTS allocation;
+CREATE SCHEMA IF NOT EXISTS showback;
+CREATE TABLE IF NOT EXISTS gpu.jobs (
+    job_id VARCHAR NOT NULL,
+    cluster VARCHAR NOT NULL,
+    name VARCHAR,
+    account VARCHAR,
+    project VARCHAR,
+    "user" VARCHAR,
+    nodes VARCHAR[] NOT NULL,
+    gpu_model VARCHAR,
+    gpu_count INTEGER NOT NULL,
+    start_time TIMESTAMPTZ NOT NULL,
+    end_time TIMESTAMPTZ,
+    state VARCHAR NOT NULL,
+    run_group VARCHAR NOT NULL,
+    checkpoint_uri VARCHAR,
+    source VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS gpu.activity (
+    cluster VARCHAR NOT NULL,
+    node VARCHAR NOT NULL,
+    gpu VARCHAR NOT NULL,
+    hour TIMESTAMPTZ NOT NULL,
+    job_id VARCHAR,
+    instance_id VARCHAR,
+    metric VARCHAR NOT NULL,
+    sampled_seconds DOUBLE NOT NULL,
+    active_seconds DOUBLE NOT NULL,
+    mean_utilization DOUBLE,
+    samples BIGINT NOT NULL,
+    source VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS gpu.checkpoint_bytes (
+    source VARCHAR NOT NULL,
+    as_of TIMESTAMPTZ NOT NULL,
+    uri VARCHAR NOT NULL,
+    bytes BIGINT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS gpu.egress_bytes (
+    source VARCHAR NOT NULL,
+    cluster VARCHAR NOT NULL,
+    node VARCHAR NOT NULL,
+    hour TIMESTAMPTZ NOT NULL,
+    job_id VARCHAR NOT NULL,
+    bytes BIGINT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS gpu.usage (
+    billing_period_start TIMESTAMPTZ NOT NULL,
+    cluster VARCHAR NOT NULL,
+    node VARCHAR NOT NULL,
+    hour TIMESTAMPTZ NOT NULL,
+    job_id VARCHAR NOT NULL,
+    resource_id VARCHAR,
+    allocated_seconds DOUBLE NOT NULL,
+    active_seconds DOUBLE NOT NULL,
+    mean_utilization DOUBLE,
+    metric VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta.telemetry_loads (
+    source_name VARCHAR NOT NULL,
+    kind VARCHAR NOT NULL,
+    loaded_at TIMESTAMPTZ NOT NULL,
+    window_start TIMESTAMPTZ,
+    window_end TIMESTAMPTZ,
+    jobs BIGINT NOT NULL,
+    activity_rows BIGINT NOT NULL,
+    notes VARCHAR[] NOT NULL
+);
+CREATE TABLE IF NOT EXISTS allocation.cost_split (
+    BillingPeriodStart TIMESTAMPTZ NOT NULL,
+    BillingCurrency VARCHAR,
+    ProviderName VARCHAR NOT NULL,
+    BillingAccountId VARCHAR NOT NULL,
+    SubAccountId VARCHAR,
+    charge_key VARCHAR NOT NULL,
+    x_DeliveryId VARCHAR NOT NULL,
+    x_SourceLineItemId VARCHAR NOT NULL,
+    ChargeCategory VARCHAR NOT NULL,
+    ChargePeriodStart TIMESTAMPTZ NOT NULL,
+    ChargePeriodEnd TIMESTAMPTZ NOT NULL,
+    ServiceName VARCHAR,
+    ResourceId VARCHAR,
+    category VARCHAR NOT NULL,
+    idle_kind VARCHAR,
+    team VARCHAR NOT NULL,
+    cluster VARCHAR,
+    job_id VARCHAR,
+    BilledCost DECIMAL(38, 10) NOT NULL,
+    EffectiveCost DECIMAL(38, 10) NOT NULL,
+    gpu_hours DOUBLE NOT NULL,
+    allocated_ratio DOUBLE NOT NULL,
+    allocation_basis VARCHAR NOT NULL,
+    metric VARCHAR,
+    AllocatedMethodId VARCHAR NOT NULL,
+    AllocatedResourceId VARCHAR
 );
 """
 
@@ -109,38 +214,50 @@ def _nullable(name: str) -> bool:
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     """Create the warehouse tables if missing and refresh the reference tables from ``models``."""
     con.execute(_META_DDL)
+    con.execute(_ALLOCATION_DDL)
     con.execute(focus_costs_ddl())
     con.execute(_PUBLISHED_VIEW)
-    _replace_ref_table(
+    replace_ref_table(
         con,
         "ref.aws_services",
         ("product_code", "service_category", "service_subcategory"),
         [(code, cat, sub) for code, (cat, sub) in sorted(aws.AWS_SERVICE_CATEGORIES.items())],
     )
-    _replace_ref_table(con, "ref.aws_units", ("aws_unit", "focus_unit"), sorted(aws.AWS_UNITS.items()))
-    _replace_ref_table(con, "ref.aws_regions", ("region_id", "region_name"), sorted(aws.AWS_REGION_NAMES.items()))
-    _replace_ref_table(
+    replace_ref_table(con, "ref.aws_units", ("aws_unit", "focus_unit"), sorted(aws.AWS_UNITS.items()))
+    replace_ref_table(con, "ref.aws_regions", ("region_id", "region_name"), sorted(aws.AWS_REGION_NAMES.items()))
+    replace_ref_table(
         con,
         "ref.focus_allowed_values",
         ("column_name", "value"),
         [(c.name, v) for c in focus.FOCUS_COLUMNS for v in c.allowed_values],
     )
-    _replace_ref_table(
+    replace_ref_table(
         con,
         "ref.focus_service_subcategories",
         ("service_category", "service_subcategory"),
         [(cat, sub) for cat, subs in focus.SERVICE_SUBCATEGORIES.items() for sub in subs],
     )
-    _replace_ref_table(
+    replace_ref_table(
         con,
         "ref.focus_columns",
         ("column_name", "data_type"),
         [(c.name, _INFORMATION_SCHEMA_TYPES.get(c.type.sql, c.type.sql)) for c in focus.FOCUS_COLUMNS],
     )
-    _replace_ref_table(con, "ref.iso_4217", ("code",), [(code,) for code in sorted(ISO_4217_CODES)])
+    replace_ref_table(con, "ref.iso_4217", ("code",), [(code,) for code in sorted(ISO_4217_CODES)])
+    replace_ref_table(
+        con,
+        "ref.gpu_instance_types",
+        ("provider", "instance_type", "gpu_model", "gpu_count", "gpu_memory_gib", "gpu_memory_bandwidth_tbps"),
+        [tuple(map(str, row)) for row in catalog_rows()],
+    )
+    con.execute(
+        "CREATE OR REPLACE VIEW ref.gpu_instances AS SELECT provider, instance_type, gpu_model,"
+        " CAST(gpu_count AS INTEGER) AS gpu_count, CAST(gpu_memory_gib AS DOUBLE) AS gpu_memory_gib,"
+        " CAST(gpu_memory_bandwidth_tbps AS DOUBLE) AS gpu_memory_bandwidth_tbps FROM ref.gpu_instance_types"
+    )
 
 
-def _replace_ref_table(
+def replace_ref_table(
     con: duckdb.DuckDBPyConnection, table: str, columns: Sequence[str], rows: Iterable[tuple[str, ...]]
 ) -> None:
     # Table and column names are constants of this module, never input; values are bound as lists.

@@ -6,10 +6,11 @@ Holds no secrets: credentials come only from the providers' standard credential 
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuledger.errors import InputError
+from models.allocation import AllocationConfig, parse_allocation
 from models.delivery import SOURCE_FORMATS
 
 CONFIG_FILE = "gpuledger.toml"
@@ -31,9 +32,38 @@ class SourceConfig:
         return self.format.split("-", 1)[0]
 
 
+TELEMETRY_KINDS = ("slurm", "prometheus", "files")
+# Keys each telemetry kind accepts besides name, kind and cluster; path-valued ones are relative to home.
+_TELEMETRY_KEYS = {
+    "slurm": {"path", "timezone"},
+    "prometheus": {"url", "node_label", "instance_label", "token_env", "step_seconds"},
+    "files": {"jobs", "samples", "checkpoints", "egress"},
+}
+_TELEMETRY_PATHS = {"path", "jobs", "samples", "checkpoints", "egress"}
+_TELEMETRY_REQUIRED = {"slurm": {"path"}, "prometheus": {"url"}, "files": set()}
+
+
+@dataclass(frozen=True)
+class TelemetryConfig:
+    """One telemetry source: a scheduler's accounting, a metrics server, or plain files."""
+
+    name: str
+    """Unique name, recorded on every job and activity row it produces."""
+    kind: str
+    """``slurm`` (sacct --parsable2 output files), ``prometheus`` (DCGM metrics) or ``files``."""
+    cluster: str
+    """Cluster the jobs and nodes belong to; node names are unique within it."""
+    paths: dict[str, Path]
+    """slurm: ``path``; files: ``jobs``, ``samples``, ``checkpoints``, ``egress`` (each a file or folder)."""
+    options: dict[str, str | int]
+    """prometheus: ``url``, ``node_label``, ``instance_label``, ``token_env``, ``step_seconds``; slurm: ``timezone``."""
+
+
 @dataclass(frozen=True)
 class Config:
     sources: tuple[SourceConfig, ...]
+    telemetry: tuple[TelemetryConfig, ...] = ()
+    allocation: AllocationConfig = field(default_factory=AllocationConfig)
 
 
 def load_config(home: Path) -> Config:
@@ -62,4 +92,33 @@ def load_config(home: Path) -> Config:
     names = [s.name for s in sources]
     if len(names) != len(set(names)):
         raise InputError(path, "source names must be unique", column="name")
-    return Config(sources=tuple(sources))
+    telemetry = _telemetry(path, home, data.get("telemetry", []))
+    return Config(sources=tuple(sources), telemetry=telemetry, allocation=parse_allocation(path, data))
+
+
+def _telemetry(path: Path, home: Path, entries: object) -> tuple[TelemetryConfig, ...]:
+    if not isinstance(entries, list):
+        raise InputError(path, "[[telemetry]] must be an array of tables", column="telemetry")
+    configs = []
+    for index, entry in enumerate(entries, start=1):
+        where = f"[[telemetry]] #{index}"
+        if not isinstance(entry, dict):
+            raise InputError(path, f"{where} is not a table")
+        kind = entry.get("kind")
+        if kind not in TELEMETRY_KINDS:
+            raise InputError(path, f"{where}: kind must be one of {', '.join(TELEMETRY_KINDS)}", column="kind")
+        unknown = sorted(set(entry) - {"name", "kind", "cluster"} - _TELEMETRY_KEYS[kind])
+        if unknown:
+            raise InputError(path, f"{where}: unknown key(s) {unknown} for kind {kind!r}", column=unknown[0])
+        for key in ("name", "cluster", *sorted(_TELEMETRY_REQUIRED[kind])):
+            if not isinstance(entry.get(key), str) or not entry[key]:
+                raise InputError(path, f"{where}: {key!r} must be a non-empty string", column=key)
+        options = {k: v for k, v in entry.items() if k in _TELEMETRY_KEYS[kind] - _TELEMETRY_PATHS}
+        for key, value in options.items():
+            if isinstance(value, bool) or not isinstance(value, str | int):
+                raise InputError(path, f"{where}: {key!r} must be a string or integer", column=key)
+        paths = {k: home / v for k, v in entry.items() if k in _TELEMETRY_PATHS and isinstance(v, str)}
+        configs.append(TelemetryConfig(entry["name"], kind, entry["cluster"], paths, options))
+    if len({c.name for c in configs}) != len(configs):
+        raise InputError(path, "telemetry names must be unique", column="name")
+    return tuple(configs)

@@ -1,0 +1,103 @@
+"""The split: every FOCUS charge of a billing month into run / idle / checkpoint_storage / egress / other.
+
+One transaction per month rebuilds ``gpu.usage`` and ``allocation.cost_split`` for the month (delete, then
+insert), then the ``showback`` tables, then runs the audits in ``sql/audits/``. An audit that returns rows
+rolls everything back: nothing that does not reconcile to the cent is ever kept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import duckdb
+
+from gpuledger.errors import ReconciliationError
+from gpuledger.sqlfiles import load_sql, sql_files
+from gpuledger.warehouse import replace_ref_table, transaction
+from models.allocation import EGRESS_USAGE_PATTERNS, METHOD_ID, AllocationConfig
+
+SHOWBACK_TABLES = ("job_costs", "team_month", "idle_by_hour_of_week")
+"""Built in this order (team_month reads job_costs)."""
+
+
+@dataclass(frozen=True)
+class AllocationResult:
+    month: str
+    split_rows: int
+    usage_rows: int
+
+
+def month_bounds(month: str) -> tuple[datetime, datetime]:
+    """UTC start of billing month ``YYYY-MM`` and of the month after."""
+    start = datetime.strptime(month, "%Y-%m").replace(tzinfo=UTC)
+    return start, start.replace(year=start.year + start.month // 12, month=start.month % 12 + 1)
+
+
+def write_allocation_config(con: duckdb.DuckDBPyConnection, config: AllocationConfig) -> None:
+    """The configuration as ``alloc.*`` tables, which the allocation SQL joins."""
+    replace_ref_table(con, "alloc.settings", ("idle_policy",), [(config.idle_policy,)])
+    priorities = [(key, f"{i:04d}") for i, key in enumerate(config.team_tag_keys)]
+    replace_ref_table(con, "alloc.team_tag_keys", ("tag_key", "priority"), priorities)
+    replace_ref_table(con, "alloc.account_teams", ("account_id", "team"), sorted(config.account_teams.items()))
+    replace_ref_table(con, "alloc.job_account_teams", ("account", "team"), sorted(config.job_account_teams.items()))
+    replace_ref_table(con, "alloc.checkpoint_resources", ("resource_id",), [(r,) for r in config.checkpoint_resources])
+    replace_ref_table(con, "alloc.checkpoint_tags", ("tag_key", "tag_value"), sorted(config.checkpoint_tags.items()))
+    nodes = [(n.cluster, n.node, n.resource_id) for n in config.nodes]
+    replace_ref_table(con, "alloc.nodes", ("cluster", "node", "resource_id"), nodes)
+    replace_ref_table(
+        con,
+        "alloc.egress_patterns",
+        ("provider", "pattern"),
+        [(provider, p) for provider, patterns in sorted(EGRESS_USAGE_PATTERNS.items()) for p in patterns],
+    )
+
+
+def allocate_month(con: duckdb.DuckDBPyConnection, config: AllocationConfig, month: str) -> AllocationResult:
+    """Split billing month ``YYYY-MM`` and rebuild the showback tables, all or nothing."""
+    period_start, period_end = month_bounds(month)
+    with transaction(con):
+        write_allocation_config(con, config)
+        con.execute(load_sql("allocation/macros.sql"))
+        # Usage covers the hours the month's charges cover (provider billing months need not be UTC months).
+        window = con.execute(
+            "SELECT coalesce(min(ChargePeriodStart), $start), coalesce(max(ChargePeriodEnd), $end)"
+            " FROM focus.costs WHERE BillingPeriodStart = $start",
+            {"start": period_start, "end": period_end},
+        ).fetchone()
+        assert window is not None
+        con.execute("DELETE FROM gpu.usage WHERE billing_period_start = $start", {"start": period_start})
+        con.execute(
+            "INSERT INTO gpu.usage BY NAME " + load_sql("telemetry/gpu_usage.sql"),
+            {"billing_period_start": period_start, "period_start": window[0], "period_end": window[1]},
+        )
+        con.execute("DELETE FROM allocation.cost_split WHERE BillingPeriodStart = $start", {"start": period_start})
+        con.execute(
+            "INSERT INTO allocation.cost_split BY NAME " + load_sql("allocation/cost_split.sql"),
+            {"period_start": period_start, "method_id": METHOD_ID},
+        )
+        build_showback(con)
+        _audit(con, period_start)
+        counts = con.execute(
+            "SELECT (SELECT count(*) FROM allocation.cost_split WHERE BillingPeriodStart = $start),"
+            " (SELECT count(*) FROM gpu.usage WHERE billing_period_start = $start)",
+            {"start": period_start},
+        ).fetchone()
+    assert counts is not None
+    return AllocationResult(month=month, split_rows=counts[0], usage_rows=counts[1])
+
+
+def build_showback(con: duckdb.DuckDBPyConnection) -> None:
+    """Rebuild the showback tables from every month's split (run groups span months)."""
+    for table in SHOWBACK_TABLES:
+        # Table names are this module's constants; the bodies are the project's SQL files.
+        con.execute(f"CREATE OR REPLACE TABLE showback.{table} AS " + load_sql(f"showback/{table}.sql"))
+
+
+def _audit(con: duckdb.DuckDBPyConnection, period_start: datetime) -> None:
+    for path in sql_files("audits"):
+        bad = con.execute(path.read_text(encoding="utf-8"), {"period_start": period_start}).fetchmany(5)
+        if bad:
+            raise ReconciliationError(
+                f"allocation audit {path.stem} failed for {period_start:%Y-%m}: first offending rows {bad}"
+            )

@@ -1,0 +1,357 @@
+-- allocation.cost_split for one billing month: every FOCUS charge split into run / idle /
+-- checkpoint_storage / egress / other pieces, per team and job, summing exactly to the charge.
+-- Parameters: $period_start (BillingPeriodStart of the month).
+-- Reads focus.costs, gpu.usage (this month), gpu.jobs, gpu.checkpoint_bytes, gpu.egress_bytes,
+-- ref.gpu_instance_types and the alloc.* configuration tables; needs sql/allocation/macros.sql.
+
+WITH charges AS (
+    SELECT
+        x_DeliveryId || '/' || x_SourceLineItemId AS charge_key,
+        x_DeliveryId,
+        x_SourceLineItemId,
+        ProviderName,
+        BillingAccountId,
+        SubAccountId,
+        BillingPeriodStart,
+        BillingCurrency,
+        ChargeCategory,
+        ChargeClass,
+        ChargePeriodStart,
+        ChargePeriodEnd,
+        ServiceCategory,
+        ServiceName,
+        ResourceId,
+        x_InstanceType,
+        x_UsageType,
+        Tags,
+        CommitmentDiscountStatus,
+        ConsumedQuantity,
+        ConsumedUnit,
+        BilledCost,
+        EffectiveCost
+    FROM focus.costs
+    WHERE BillingPeriodStart = $period_start
+),
+
+jobs AS (
+    SELECT j.cluster, j.job_id, coalesce(m.team, j.account, 'unallocated') AS team, j.checkpoint_uri, j.start_time
+    FROM gpu.jobs AS j
+    LEFT JOIN alloc.job_account_teams AS m ON m.account = j.account
+),
+
+usage AS (
+    SELECT * FROM gpu.usage WHERE billing_period_start = $period_start
+),
+
+-- the charge's own team: first configured tag key present, else its account's team
+owned AS (
+    SELECT
+        c.*,
+        coalesce(
+            list_filter(list_transform(k.tag_keys, lambda key: c.Tags->>key), lambda v: v IS NOT NULL AND v <> '')[1],
+            a.team,
+            'unallocated'
+        ) AS owner_team,
+        CASE
+            WHEN list_filter(list_transform(k.tag_keys, lambda key: c.Tags->>key), lambda v: v <> '')[1] IS NOT NULL
+                THEN 'owner-tag'
+            WHEN a.team IS NOT NULL THEN 'owner-account'
+            ELSE 'unallocated'
+        END AS owner_basis
+    FROM charges AS c
+    CROSS JOIN (SELECT coalesce(list(tag_key ORDER BY priority), []) AS tag_keys FROM alloc.team_tag_keys) AS k
+    LEFT JOIN alloc.account_teams AS a ON a.account_id = c.SubAccountId
+),
+
+classified AS (
+    SELECT
+        o.*,
+        g.gpu_count,
+        CASE
+            WHEN g.gpu_count IS NOT NULL AND o.ResourceId IS NOT NULL
+                AND o.CommitmentDiscountStatus IS DISTINCT FROM 'Unused' THEN 'gpu'
+            WHEN o.x_UsageType IS NOT NULL AND EXISTS (
+                SELECT 1 FROM alloc.egress_patterns AS p
+                WHERE p.provider = o.ProviderName AND o.x_UsageType LIKE p.pattern
+            ) THEN 'egress'
+            WHEN o.ServiceCategory = 'Storage' AND (
+                o.ResourceId IN (SELECT resource_id FROM alloc.checkpoint_resources)
+                OR EXISTS (SELECT 1 FROM alloc.checkpoint_tags AS t WHERE o.Tags->>t.tag_key = t.tag_value)
+            ) THEN 'checkpoint_storage'
+            ELSE 'other'
+        END AS kind,
+        -- GPU-hours are counted once per resource-hour: not on negations, credits or corrections
+        o.ChargeCategory = 'Usage' AND o.ChargeClass IS NULL AND o.BilledCost >= 0 AS counts_gpu_hours
+    FROM owned AS o
+    LEFT JOIN ref.gpu_instances AS g ON g.provider = o.ProviderName AND g.instance_type = o.x_InstanceType
+),
+
+-- GPU resources: capacity in milli-GPU-seconds, and each hour of the charge to meet the telemetry
+gpu_charges AS (
+    SELECT
+        charge_key,
+        CAST(round(gpu_count * 3600000 * CASE
+            WHEN ConsumedUnit = 'Hours' AND ConsumedQuantity > 0 THEN ConsumedQuantity
+            ELSE CAST(epoch(ChargePeriodEnd - ChargePeriodStart) / 3600 AS DECIMAL(38, 10))
+        END) AS BIGINT) AS capacity_ms
+    FROM classified
+    WHERE kind = 'gpu'
+),
+
+charge_hours AS (
+    SELECT
+        charge_key,
+        ResourceId,
+        unnest(range(date_trunc('hour', ChargePeriodStart), ChargePeriodEnd, INTERVAL 1 HOUR)) AS hour
+    FROM classified
+    WHERE kind IN ('gpu', 'egress') AND ResourceId IS NOT NULL
+),
+
+job_usage AS (
+    SELECT
+        h.charge_key,
+        u.cluster,
+        u.job_id,
+        sum(CAST(round(u.allocated_seconds * 1000) AS BIGINT)) AS allocated_ms,
+        sum(CAST(round(u.active_seconds * 1000) AS BIGINT)) AS active_ms,
+        min(u.metric) AS metric
+    FROM charge_hours AS h
+    JOIN usage AS u ON u.resource_id = h.ResourceId AND u.hour = h.hour
+    GROUP BY ALL
+),
+
+gpu_totals AS (
+    SELECT g.charge_key, g.capacity_ms, coalesce(sum(u.allocated_ms), 0) AS allocated_ms
+    FROM gpu_charges AS g
+    LEFT JOIN job_usage AS u USING (charge_key)
+    GROUP BY ALL
+),
+
+gpu_pieces AS (
+    SELECT u.charge_key, 'run' AS category, NULL AS idle_kind, j.team, u.cluster, u.job_id,
+        u.active_ms AS weight, u.active_ms AS gpu_ms, 'gpu-seconds' AS basis, u.metric
+    FROM job_usage AS u
+    JOIN gpu_charges USING (charge_key)
+    JOIN jobs AS j USING (cluster, job_id)
+    UNION ALL
+    SELECT u.charge_key, 'idle', 'allocated', j.team, u.cluster, u.job_id,
+        u.allocated_ms - u.active_ms, u.allocated_ms - u.active_ms, 'gpu-seconds', u.metric
+    FROM job_usage AS u
+    JOIN gpu_charges USING (charge_key)
+    JOIN jobs AS j USING (cluster, job_id)
+    UNION ALL
+    -- capacity no job held; a charge without telemetry is all unallocated idle
+    SELECT t.charge_key, 'idle', 'unallocated', c.owner_team, NULL, NULL,
+        CASE WHEN t.allocated_ms = 0 THEN greatest(t.capacity_ms, 1) ELSE greatest(t.capacity_ms - t.allocated_ms, 0) END,
+        greatest(t.capacity_ms - t.allocated_ms, 0),
+        c.owner_basis,
+        NULL
+    FROM gpu_totals AS t
+    JOIN classified AS c USING (charge_key)
+),
+
+-- checkpoint storage: stored bytes per job in the newest inventory before the charge period ends
+checkpoint_snapshots AS (
+    SELECT c.charge_key, c.ResourceId, max(b.as_of) AS as_of
+    FROM classified AS c
+    JOIN gpu.checkpoint_bytes AS b
+        ON split_part(b.uri, '/', 3) = c.ResourceId AND b.as_of < c.ChargePeriodEnd
+    WHERE c.kind = 'checkpoint_storage'
+    GROUP BY ALL
+),
+
+checkpoint_objects AS (
+    SELECT s.charge_key, b.uri, b.bytes, s.as_of
+    FROM checkpoint_snapshots AS s
+    JOIN gpu.checkpoint_bytes AS b ON split_part(b.uri, '/', 3) = s.ResourceId AND b.as_of = s.as_of
+),
+
+-- bytes under a job's checkpoint_uri belong to the newest job writing there (restarts resume in place)
+checkpoint_owners AS (
+    SELECT
+        o.charge_key,
+        o.uri,
+        o.bytes,
+        arg_max(j.job_id, (j.start_time, j.cluster, j.job_id)) AS job_id,
+        arg_max(j.cluster, (j.start_time, j.cluster, j.job_id)) AS cluster,
+        arg_max(j.team, (j.start_time, j.cluster, j.job_id)) AS team
+    FROM checkpoint_objects AS o
+    LEFT JOIN jobs AS j ON starts_with(o.uri, j.checkpoint_uri) AND j.start_time <= o.as_of
+    GROUP BY ALL
+),
+
+checkpoint_pieces AS (
+    SELECT o.charge_key, 'checkpoint_storage' AS category, NULL AS idle_kind,
+        coalesce(o.team, c.owner_team) AS team, o.cluster, o.job_id,
+        sum(o.bytes) AS weight, 0 AS gpu_ms,
+        CASE WHEN o.job_id IS NULL THEN c.owner_basis ELSE 'stored-bytes' END AS basis, NULL AS metric
+    FROM checkpoint_owners AS o
+    JOIN classified AS c USING (charge_key)
+    GROUP BY ALL
+),
+
+-- egress: bytes each job sent from the charge's resource, else the jobs' GPU-seconds on it
+egress_bytes AS (
+    SELECT h.charge_key, e.cluster, e.job_id, sum(e.bytes) AS bytes
+    FROM charge_hours AS h
+    JOIN (SELECT DISTINCT cluster, node, hour, resource_id FROM usage) AS n
+        ON n.resource_id = h.ResourceId AND n.hour = h.hour
+    JOIN gpu.egress_bytes AS e ON e.cluster = n.cluster AND e.node = n.node AND e.hour = n.hour
+    GROUP BY ALL
+),
+
+egress_pieces AS (
+    SELECT b.charge_key, 'egress' AS category, NULL AS idle_kind, j.team, b.cluster, b.job_id,
+        b.bytes AS weight, 0 AS gpu_ms, 'egress-bytes' AS basis, NULL AS metric
+    FROM egress_bytes AS b
+    JOIN jobs AS j USING (cluster, job_id)
+    UNION ALL
+    SELECT u.charge_key, 'egress', NULL, j.team, u.cluster, u.job_id,
+        u.allocated_ms, 0, 'gpu-seconds-fallback', NULL
+    FROM job_usage AS u
+    JOIN classified AS c USING (charge_key)
+    JOIN jobs AS j USING (cluster, job_id)
+    WHERE c.kind = 'egress' AND u.charge_key NOT IN (SELECT charge_key FROM egress_bytes) AND u.allocated_ms > 0
+),
+
+split_charges AS (
+    SELECT charge_key FROM gpu_pieces
+    UNION
+    SELECT charge_key FROM checkpoint_pieces
+    UNION
+    SELECT charge_key FROM egress_pieces
+),
+
+-- everything else, and checkpoint or egress charges without telemetry: whole, to the owner
+owner_pieces AS (
+    SELECT c.charge_key, c.kind AS category, NULL AS idle_kind, c.owner_team AS team, NULL AS cluster,
+        NULL AS job_id, 1 AS weight, 0 AS gpu_ms, c.owner_basis AS basis, NULL AS metric
+    FROM classified AS c
+    WHERE c.charge_key NOT IN (SELECT charge_key FROM split_charges)
+),
+
+pieces AS (
+    SELECT * FROM gpu_pieces
+    UNION ALL SELECT * FROM checkpoint_pieces
+    UNION ALL SELECT * FROM egress_pieces
+    UNION ALL SELECT * FROM owner_pieces
+),
+
+weighted AS (
+    SELECT
+        p.*,
+        sum(p.weight) OVER (
+            PARTITION BY p.charge_key
+            ORDER BY p.category, coalesce(p.idle_kind, ''), p.team, coalesce(p.cluster, ''), coalesce(p.job_id, '')
+            ROWS UNBOUNDED PRECEDING
+        ) AS cum_weight,
+        sum(p.weight) OVER (PARTITION BY p.charge_key) AS total_weight
+    FROM pieces AS p
+),
+
+split AS (
+    SELECT
+        c.BillingPeriodStart,
+        c.BillingCurrency,
+        c.ProviderName,
+        c.BillingAccountId,
+        c.SubAccountId,
+        c.charge_key,
+        c.x_DeliveryId,
+        c.x_SourceLineItemId,
+        c.ChargeCategory,
+        c.ChargePeriodStart,
+        c.ChargePeriodEnd,
+        c.ServiceName,
+        c.ResourceId,
+        w.category,
+        w.idle_kind,
+        w.team,
+        w.cluster,
+        w.job_id,
+        split_amount(c.BilledCost, w.cum_weight, w.weight, w.total_weight) AS BilledCost,
+        split_amount(c.EffectiveCost, w.cum_weight, w.weight, w.total_weight) AS EffectiveCost,
+        CASE WHEN c.counts_gpu_hours THEN w.gpu_ms / 3600000.0 ELSE 0 END AS gpu_hours,
+        w.weight,
+        w.total_weight,
+        w.basis,
+        w.metric,
+        c.owner_team
+    FROM weighted AS w
+    JOIN classified AS c USING (charge_key)
+),
+
+-- idle_policy = 'share': unallocated GPU idle goes to the teams by their GPU-hours this month
+team_gpu AS (
+    SELECT j.team, CAST(round(sum(u.allocated_seconds) * 1000) AS BIGINT) AS weight
+    FROM usage AS u
+    JOIN jobs AS j USING (cluster, job_id)
+    GROUP BY ALL
+    HAVING sum(u.allocated_seconds) > 0
+),
+
+to_share AS (
+    SELECT s.*
+    FROM split AS s
+    WHERE s.category = 'idle' AND s.idle_kind = 'unallocated'
+      AND (SELECT idle_policy FROM alloc.settings) = 'share'
+      AND EXISTS (SELECT 1 FROM team_gpu)
+),
+
+shared AS (
+    SELECT
+        s.* EXCLUDE (team, basis, BilledCost, EffectiveCost, gpu_hours),
+        t.team,
+        'shared-gpu-hours' AS basis,
+        split_amount(
+            s.BilledCost,
+            sum(t.weight) OVER (PARTITION BY s.charge_key ORDER BY t.team ROWS UNBOUNDED PRECEDING),
+            t.weight,
+            sum(t.weight) OVER (PARTITION BY s.charge_key)
+        ) AS BilledCost,
+        split_amount(
+            s.EffectiveCost,
+            sum(t.weight) OVER (PARTITION BY s.charge_key ORDER BY t.team ROWS UNBOUNDED PRECEDING),
+            t.weight,
+            sum(t.weight) OVER (PARTITION BY s.charge_key)
+        ) AS EffectiveCost,
+        s.gpu_hours * t.weight / sum(t.weight) OVER (PARTITION BY s.charge_key) AS gpu_hours
+    FROM to_share AS s
+    CROSS JOIN team_gpu AS t
+),
+
+final AS (
+    SELECT * FROM split WHERE charge_key NOT IN (SELECT charge_key FROM to_share) OR category <> 'idle'
+        OR idle_kind <> 'unallocated'
+    UNION ALL BY NAME
+    SELECT * FROM shared
+)
+
+SELECT
+    BillingPeriodStart,
+    BillingCurrency,
+    ProviderName,
+    BillingAccountId,
+    SubAccountId,
+    charge_key,
+    x_DeliveryId,
+    x_SourceLineItemId,
+    ChargeCategory,
+    ChargePeriodStart,
+    ChargePeriodEnd,
+    ServiceName,
+    ResourceId,
+    category,
+    idle_kind,
+    team,
+    cluster,
+    job_id,
+    BilledCost,
+    EffectiveCost,
+    gpu_hours,
+    CAST(weight AS DOUBLE) / total_weight AS allocated_ratio,
+    basis AS allocation_basis,
+    metric,
+    $method_id AS AllocatedMethodId,
+    job_id AS AllocatedResourceId
+FROM final

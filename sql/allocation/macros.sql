@@ -1,0 +1,19 @@
+-- Exact proportional splitting of DECIMAL(38,10) amounts (used by the allocation models).
+-- A charge's pieces are ordered; piece i gets round(cost x cum_i / W) - round(cost x cum_(i-1) / W) in units
+-- of 1e-10, with cum_i the running sum of the integer weights and W their total. The pieces therefore
+-- sum to the cost exactly, and each has the cost's sign or is zero (rounding is monotone in cum).
+
+CREATE OR REPLACE TEMP MACRO cost_units(cost) AS CAST(cost * 10000000000 AS HUGEINT);
+
+CREATE OR REPLACE TEMP MACRO rounded_share(units, cum_weight, total_weight) AS
+    sign(units) * ((abs(units) * CAST(cum_weight AS HUGEINT) * 2 + total_weight) // (2 * CAST(total_weight AS HUGEINT)));
+
+CREATE OR REPLACE TEMP MACRO split_amount(cost, cum_weight, weight, total_weight) AS
+    CAST(
+        CAST(
+            rounded_share(cost_units(cost), cum_weight, total_weight)
+            - rounded_share(cost_units(cost), cum_weight - weight, total_weight)
+            AS DECIMAL(38, 10)
+        ) * 0.0000000001
+        AS DECIMAL(38, 10)
+    );

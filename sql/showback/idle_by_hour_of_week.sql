@@ -1,0 +1,43 @@
+-- showback.idle_by_hour_of_week: idle GPU-hours and idle cost per team, weekday and UTC hour of day, where
+-- the weekend notebooks show up. An idle piece is spread evenly over the hours of its charge: exact for
+-- hourly charges, an even spread for daily ones. Apportioned costs are rounded; the totals live in team_month.
+
+WITH idle AS (
+    SELECT
+        BillingPeriodStart,
+        BillingCurrency,
+        team,
+        idle_kind,
+        ChargePeriodStart,
+        ChargePeriodEnd,
+        EffectiveCost,
+        gpu_hours,
+        greatest(ceil(epoch(ChargePeriodEnd - date_trunc('hour', ChargePeriodStart)) / 3600), 1) AS hours
+    FROM allocation.cost_split
+    WHERE category = 'idle'
+),
+
+hourly AS (
+    SELECT
+        BillingPeriodStart,
+        BillingCurrency,
+        team,
+        idle_kind,
+        EffectiveCost / hours AS cost,
+        gpu_hours / hours AS gpu_hours,
+        unnest(range(date_trunc('hour', ChargePeriodStart), ChargePeriodEnd, INTERVAL 1 HOUR)) AS hour
+    FROM idle
+)
+
+SELECT
+    CAST(BillingPeriodStart AS DATE) AS billing_month,
+    team,
+    BillingCurrency AS currency,
+    isodow(hour) AS iso_weekday,
+    dayname(hour) AS weekday,
+    hour(hour) AS hour_of_day,
+    sum(gpu_hours) AS idle_gpu_hours,
+    sum(gpu_hours) FILTER (WHERE idle_kind = 'allocated') AS idle_allocated_gpu_hours,
+    CAST(sum(cost) AS DECIMAL(38, 10)) AS idle_cost
+FROM hourly
+GROUP BY ALL

@@ -1,0 +1,88 @@
+-- showback.team_month: per billing month, team and currency, where the money went (EffectiveCost; BilledCost
+-- beside it), GPU-hours and utilization, failed-run waste and the cost per completed run.
+-- A run counts in the month its final attempt completed, at its whole cost to finish (all attempts, all months).
+
+WITH split AS (
+    SELECT * FROM allocation.cost_split
+),
+
+categories AS (
+    SELECT
+        CAST(BillingPeriodStart AS DATE) AS billing_month,
+        team,
+        BillingCurrency AS currency,
+        coalesce(sum(EffectiveCost) FILTER (WHERE category = 'run'), 0) AS run_cost,
+        coalesce(sum(EffectiveCost) FILTER (WHERE category = 'idle'), 0) AS idle_cost,
+        coalesce(sum(EffectiveCost) FILTER (WHERE category = 'idle' AND idle_kind = 'allocated'), 0)
+            AS idle_allocated_cost,
+        coalesce(sum(EffectiveCost) FILTER (WHERE category = 'idle' AND idle_kind = 'unallocated'), 0)
+            AS idle_unallocated_cost,
+        coalesce(sum(EffectiveCost) FILTER (WHERE category = 'checkpoint_storage'), 0) AS checkpoint_storage_cost,
+        coalesce(sum(EffectiveCost) FILTER (WHERE category = 'egress'), 0) AS egress_cost,
+        coalesce(sum(EffectiveCost) FILTER (WHERE category = 'other'), 0) AS other_cost,
+        sum(EffectiveCost) AS total_cost,
+        sum(BilledCost) AS billed_cost,
+        sum(gpu_hours) AS gpu_hours,
+        sum(gpu_hours) FILTER (WHERE category = 'run') AS active_gpu_hours
+    FROM split
+    GROUP BY ALL
+),
+
+jobs AS (
+    SELECT * FROM showback.job_costs
+),
+
+utilization AS (
+    SELECT
+        CAST(u.billing_period_start AS DATE) AS billing_month,
+        coalesce(m.team, j.account, 'unallocated') AS team,
+        sum(u.mean_utilization * u.allocated_seconds) / nullif(sum(u.allocated_seconds), 0) AS mean_gpu_utilization
+    FROM gpu.usage AS u
+    JOIN gpu.jobs AS j USING (cluster, job_id)
+    LEFT JOIN alloc.job_account_teams AS m ON m.account = j.account
+    WHERE u.mean_utilization IS NOT NULL
+    GROUP BY ALL
+),
+
+failed AS (
+    SELECT billing_month, team, currency, sum(total_cost) AS failed_run_cost
+    FROM jobs
+    WHERE failed
+    GROUP BY ALL
+),
+
+completed AS (
+    SELECT
+        CAST(date_trunc('month', run_group_completed_at) AS DATE) AS billing_month,
+        team,
+        currency,
+        count(*) AS completed_runs,
+        sum(run_group_cost) AS completed_run_cost
+    FROM (SELECT DISTINCT cluster, team, run_group, currency, run_group_completed_at, run_group_cost FROM jobs
+          WHERE run_group_completed)
+    GROUP BY ALL
+)
+
+SELECT
+    c.billing_month,
+    c.team,
+    c.currency,
+    c.run_cost,
+    c.idle_cost,
+    c.idle_allocated_cost,
+    c.idle_unallocated_cost,
+    c.checkpoint_storage_cost,
+    c.egress_cost,
+    c.other_cost,
+    c.total_cost,
+    c.billed_cost,
+    c.gpu_hours,
+    coalesce(c.active_gpu_hours, 0) AS active_gpu_hours,
+    u.mean_gpu_utilization,
+    coalesce(f.failed_run_cost, 0) AS failed_run_cost,
+    coalesce(d.completed_runs, 0) AS completed_runs,
+    CAST(d.completed_run_cost / d.completed_runs AS DECIMAL(38, 10)) AS cost_per_completed_run
+FROM categories AS c
+LEFT JOIN utilization AS u USING (billing_month, team)
+LEFT JOIN failed AS f USING (billing_month, team, currency)
+LEFT JOIN completed AS d USING (billing_month, team, currency)
