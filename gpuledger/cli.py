@@ -75,12 +75,22 @@ def _run(args: argparse.Namespace, home: Path | None = None) -> int:
             "SELECT ProviderName, BillingAccountId, strftime(BillingPeriodStart, '%Y-%m'), BillingCurrency,"
             " count(*), sum(BilledCost), sum(EffectiveCost) FROM focus.costs GROUP BY ALL ORDER BY ALL"
         ).fetchall()
+        teams = con.execute(
+            "SELECT strftime(billing_month, '%Y-%m'), team, currency, round(total_cost, 2),"
+            " CASE WHEN total_cost > 0 THEN format('{:.1f}%', 100 * idle_cost / total_cost) ELSE '-' END,"
+            " round(gpu_hours, 1), completed_runs, coalesce(CAST(round(cost_per_completed_run, 2) AS VARCHAR), '-')"
+            " FROM showback.team_month ORDER BY 1, 2, 3"
+        ).fetchall()
     print(f"Ran {len(partitions)} partition(s) through Dagster: {', '.join(f'{p} {m}' for m, p in partitions)}")
     print(_table(["provider", "billing account", "month", "currency", "rows", "billed", "effective"], slices))
-    print(f"\nResults: FOCUS 1.2 rows in table focus.costs of {home / WAREHOUSE_FILE}")
+    print("\nShowback per team (EffectiveCost; idle share of the team's cost):")
+    print(_table(["month", "team", "currency", "total", "idle", "GPU-hours", "runs done", "per run"], teams))
+    print(f"\nResults in {home / WAREHOUSE_FILE}:")
+    print("  focus.costs (FOCUS 1.2), allocation.cost_split, showback.team_month, showback.job_costs,")
+    print("  showback.idle_by_hour_of_week, gpu.jobs, gpu.usage")
     print(
         f"  query:  {sys.executable} -c \"import duckdb; duckdb.connect('{home / WAREHOUSE_FILE}', read_only=True)"
-        f".sql('SELECT * FROM focus.costs LIMIT 10').show()\""
+        f".sql('SELECT * FROM showback.team_month').show()\""
     )
     print(f"  export: gpuledger export-focus --home {home} --out focus.parquet")
     print(f"  Dagster run history: {os.environ.get('DAGSTER_HOME') or home / 'dagster'}")

@@ -8,9 +8,11 @@ from pathlib import Path
 import duckdb
 
 from connectors.aws import exports
+from gpuledger.allocate import AllocationResult, allocate_month
 from gpuledger.detect import detect_format
 from gpuledger.errors import InputError
 from gpuledger.load import LoadResult, load_delivery
+from gpuledger.telemetry import TelemetryLoad, ingest_telemetry
 from gpuledger.warehouse import WAREHOUSE_FILE, connect, ensure_schema
 from models.config import SourceConfig, load_config
 from models.delivery import Delivery
@@ -52,6 +54,19 @@ def deliveries_for(home: Path, provider: str | None = None, month: str | None = 
 def load_month(con: duckdb.DuckDBPyConnection, home: Path, provider: str, month: str) -> list[LoadResult]:
     """Load the newest delivery of every source for one (provider, billing month) partition."""
     return [load_delivery(con, delivery) for delivery in deliveries_for(home, provider, month)]
+
+
+def allocate(con: duckdb.DuckDBPyConnection, home: Path, month: str) -> tuple[list[TelemetryLoad], AllocationResult]:
+    """Ingest the configured telemetry, then split billing month ``YYYY-MM`` and rebuild showback."""
+    config = load_config(home)
+    loads = ingest_telemetry(con, config.telemetry, config.allocation, month)
+    return loads, allocate_month(con, config.allocation, month)
+
+
+def billing_months(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Billing months with published FOCUS rows, oldest first."""
+    rows = con.execute("SELECT DISTINCT strftime(BillingPeriodStart, '%Y-%m') FROM focus.costs ORDER BY 1").fetchall()
+    return [row[0] for row in rows]
 
 
 def deliveries_from_paths(con: duckdb.DuckDBPyConnection, paths: list[Path], fmt: str) -> list[Delivery]:

@@ -13,6 +13,7 @@ from dagster import (
     AssetCheckSeverity,
     AssetCheckSpec,
     AssetExecutionContext,
+    AssetSpec,
     ConfigurableResource,
     Definitions,
     MaterializeResult,
@@ -21,12 +22,13 @@ from dagster import (
     MultiPartitionsDefinition,
     StaticPartitionsDefinition,
     asset,
+    multi_asset,
 )
 from pydantic import Field
 
 from gpuledger.checks import run_checks
 from gpuledger.load import SliceTotal
-from gpuledger.pipeline import load_month, open_warehouse, resolve_home
+from gpuledger.pipeline import allocate, load_month, open_warehouse, resolve_home
 from gpuledger.sqlfiles import load_sql
 
 PROVIDERS = ("aws",)
@@ -118,4 +120,69 @@ def _by_currency(slices: list[SliceTotal], field: str) -> dict[str, str]:
     return {currency: str(total) for currency, total in sorted(totals.items())}
 
 
-defs = Definitions(assets=[focus_costs], resources={"warehouse": WarehouseResource()})
+SHOWBACK_KEYS = (["showback", "team_month"], ["showback", "job_costs"], ["showback", "idle_by_hour_of_week"])
+
+
+@multi_asset(
+    specs=[
+        AssetSpec(
+            ["allocation", "cost_split"],
+            # Dagster maps the month dimension of the ingestion partitions onto the monthly partitions by default.
+            deps=[focus_costs],
+            description="Every FOCUS charge of the month split into run/idle/checkpoint_storage/egress/other"
+            " per team and job, after ingesting the configured telemetry.",
+        ),
+        *(
+            AssetSpec(key, deps=[["allocation", "cost_split"]], description=f"Showback table {'.'.join(key)}.")
+            for key in SHOWBACK_KEYS
+        ),
+    ],
+    partitions_def=BILLING_MONTHS,
+    op_tags=WAREHOUSE_TAGS,
+    check_specs=[
+        AssetCheckSpec(
+            "split_reconciliation",
+            asset=["allocation", "cost_split"],
+            description="Each charge's pieces sum exactly to its BilledCost and EffectiveCost, signs kept; "
+            "showback totals per currency equal FOCUS EffectiveCost.",
+        )
+    ],
+    name="allocation_and_showback",
+)
+def allocation_and_showback(
+    context: AssetExecutionContext, warehouse: WarehouseResource
+) -> Iterator[MaterializeResult | AssetCheckResult]:
+    month = context.partition_key[:7]
+    home = warehouse.resolved_home()
+    with closing(open_warehouse(home)) as con:
+        # The audits run inside the split's transaction: reaching this line means they passed.
+        loads, result = allocate(con, home, month)
+        totals = con.execute(
+            "SELECT team, currency, sum(total_cost), sum(idle_cost) FROM showback.team_month"
+            " WHERE billing_month = CAST($month AS DATE) GROUP BY ALL ORDER BY ALL",
+            {"month": f"{month}-01"},
+        ).fetchall()
+    notes = [f"{load.source}: {note}" for load in loads for note in load.notes]
+    for note in notes:
+        context.log.warning(note)
+    yield MaterializeResult(
+        asset_key=["allocation", "cost_split"],
+        metadata={
+            "split_rows": result.split_rows,
+            "usage_rows": result.usage_rows,
+            "telemetry": {load.source: {"jobs": load.jobs, "activity_rows": load.activity_rows} for load in loads},
+            "telemetry_notes": notes,
+        },
+    )
+    team_totals = {f"{team} {currency}": f"total {total}, idle {idle}" for team, currency, total, idle in totals}
+    for key in SHOWBACK_KEYS:
+        yield MaterializeResult(asset_key=key, metadata={"team_totals": team_totals} if key[1] == "team_month" else {})
+    yield AssetCheckResult(
+        check_name="split_reconciliation",
+        asset_key=["allocation", "cost_split"],
+        passed=True,
+        severity=AssetCheckSeverity.ERROR,
+    )
+
+
+defs = Definitions(assets=[focus_costs, allocation_and_showback], resources={"warehouse": WarehouseResource()})

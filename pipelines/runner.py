@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import os
 import shutil
+from contextlib import closing
 from pathlib import Path
 
-from dagster import DagsterInstance, materialize
+from dagster import AssetsDefinition, DagsterInstance, MultiPartitionKey, materialize
 
 from gpuledger.errors import GpuledgerError
-from gpuledger.pipeline import deliveries_for
-from pipelines.definitions import PROVIDERS, WarehouseResource, focus_costs, ingestion_partition_key
+from gpuledger.pipeline import billing_months, deliveries_for, open_warehouse
+from pipelines.definitions import (
+    PROVIDERS,
+    WarehouseResource,
+    allocation_and_showback,
+    focus_costs,
+    ingestion_partition_key,
+)
 
 # The run's events stay in the Dagster instance; the console shows warnings and errors only.
 QUIET_CONSOLE = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -27,27 +34,44 @@ def dagster_instance(home: Path) -> DagsterInstance:
 
 
 def run_pipeline(home: Path) -> list[tuple[str, str]]:
-    """Materialize the FOCUS partition of every (billing month, provider) that has a delivery."""
+    """Materialize the FOCUS partition of every (billing month, provider) that has a delivery, then the
+    split and showback of every billing month with FOCUS rows."""
     partitions = sorted(
-        {(d.billing_period, provider) for provider in PROVIDERS for d in deliveries_for(home, provider)}
+        {(d.billing_period or "", provider) for provider in PROVIDERS for d in deliveries_for(home, provider)}
     )
+    resources = {"warehouse": WarehouseResource(home=str(home))}
     with dagster_instance(home) as instance:
         for month, provider in partitions:
-            assert month is not None  # configured sources always come with manifests naming the month
-            result = materialize(
-                [focus_costs],
-                instance=instance,
-                partition_key=ingestion_partition_key(month, provider),
-                resources={"warehouse": WarehouseResource(home=str(home))},
-                run_config=QUIET_CONSOLE,
-                raise_on_error=False,
+            _materialize(
+                instance, focus_costs, ingestion_partition_key(month, provider), resources, f"{provider} {month}"
             )
-            if not result.success:
-                raise GpuledgerError(f"Dagster run {result.run_id} for {provider} {month} failed: {_failure(result)}")
-            failed_checks = [c.check_name for c in result.get_asset_check_evaluations() if not c.passed]
-            if failed_checks:
-                raise GpuledgerError(f"{provider} {month}: checks failed: {', '.join(failed_checks)}")
-    return [(month or "", provider) for month, provider in partitions]
+        with closing(open_warehouse(home)) as con:
+            months = billing_months(con)
+        for month in months:
+            _materialize(instance, allocation_and_showback, f"{month}-01", resources, f"allocation {month}")
+    return partitions + [(month, "allocation") for month in months]
+
+
+def _materialize(
+    instance: DagsterInstance,
+    assets: AssetsDefinition,
+    partition_key: str | MultiPartitionKey,
+    resources: dict[str, WarehouseResource],
+    what: str,
+) -> None:
+    result = materialize(
+        [assets],
+        instance=instance,
+        partition_key=partition_key,
+        resources=resources,
+        run_config=QUIET_CONSOLE,
+        raise_on_error=False,
+    )
+    if not result.success:
+        raise GpuledgerError(f"Dagster run {result.run_id} for {what} failed: {_failure(result)}")
+    failed_checks = [c.check_name for c in result.get_asset_check_evaluations() if not c.passed]
+    if failed_checks:
+        raise GpuledgerError(f"{what}: checks failed: {', '.join(failed_checks)}")
 
 
 def _failure(result: object) -> str:
