@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 GPULEDGER_HOME ?= $(CURDIR)/.home
 export GPULEDGER_HOME
 
-.PHONY: install demo test lint lock clean install-validator validate-focus lock-validator
+.PHONY: install demo test lint lock clean install-validator validate-focus lock-validator install-prometheus
 VALIDATOR_VENV := .venv-validator
 
 install: $(VENV)/.installed
@@ -23,8 +23,13 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-test: install install-validator lint
+test: install install-validator install-prometheus lint
 	$(BIN)/pytest
+
+# The Prometheus connector's tests run a real Prometheus (Debian package; needs root to install).
+install-prometheus:
+	@command -v promtool >/dev/null && command -v prometheus >/dev/null || { \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus; }
 
 # Re-resolve pinned versions after editing pyproject.toml (needs only PyPI).
 lock:
