@@ -34,13 +34,15 @@ class _Check:
     """A rule every value of ``column`` must pass.
 
     ``predicate`` is SQL over ``{t}`` (the value as trimmed text, NULL if empty), true for a bad value;
-    it is written by this module, never taken from input.
+    it is written by this module, never taken from input. ``typed`` checks also hold over a typed
+    (Parquet) column's own values, so they skip the text conversion that would dominate a large scan.
     """
 
     column: str
     predicate: str
     problem: str  # may name the raw value as {value}
     params: dict[str, object] = field(default_factory=dict)
+    typed: bool = False
 
 
 def _text(value_sql: str) -> str:
@@ -48,7 +50,7 @@ def _text(value_sql: str) -> str:
 
 
 def _required_value(column: str) -> _Check:
-    return _Check(column, "{t} IS NULL", "value is empty")
+    return _Check(column, "{t} IS NULL", "value is empty", typed=True)
 
 
 def _timestamp(column: str) -> _Check:
@@ -112,7 +114,8 @@ def read_jobs_file(path: Path, *, cluster: str | None = None, source: str = "fil
             f'{end} AS "end"',
             f"upper({_text(quote_ident('state'))}) AS state",
         ]
-        frame = con.sql(f"SELECT {', '.join(selects)} FROM jobs_raw", params={"cluster": cluster}).pl()
+        _bind_defaults(con, cluster)
+        frame = con.sql(f"SELECT {', '.join(selects)} FROM jobs_raw CROSS JOIN sample_defaults").pl()
     return _jobs(path, frame, source)
 
 
@@ -199,17 +202,24 @@ def read_samples_file(
             _required_value("timestamp"),
             _timestamp("timestamp"),
             _required_value("utilization"),
-            _Check("utilization", "{t} IS NOT NULL AND TRY_CAST({t} AS DOUBLE) IS NULL", "{value!r} is not a number"),
+            _Check(
+                "utilization",
+                "{t} IS NOT NULL AND TRY_CAST({t} AS DOUBLE) IS NULL",
+                "{value!r} is not a number",
+                typed=True,
+            ),
             _Check(
                 "utilization",
                 "NOT (TRY_CAST({t} AS DOUBLE) BETWEEN 0 AND 1)",
                 "utilization {value} is outside 0..1; it is a ratio (divide percentages by 100)",
+                typed=True,
             ),
         ]
         if "cluster" in types and not cluster:
             checks.append(_required_value("cluster"))
-        _check(session, files, "samples_raw", checks)
-        metric = f"coalesce({_optional_text('metric', types)}, $default_metric)"
+        _check(session, files, "samples_raw", checks, types)
+        _bind_defaults(session, cluster)
+        metric = f"coalesce({_optional_text('metric', types)}, sample_defaults.default_metric)"
         selects = [
             f"{_cluster_expr(types)} AS cluster",
             f"{cast_expr('node', types['node'], 'VARCHAR')} AS node",
@@ -219,10 +229,7 @@ def read_samples_file(
             f"{metric} AS metric",
             *(f"{_optional_text(name, types)} AS {name}" for name in _SAMPLES_TEXT),
         ]
-        samples = session.sql(
-            f"SELECT {', '.join(selects)} FROM samples_raw",
-            params={"cluster": cluster, "default_metric": DEFAULT_METRIC},
-        )
+        samples = session.sql(f"SELECT {', '.join(selects)} FROM samples_raw CROSS JOIN sample_defaults")
         return aggregate_samples(
             session, samples, idle_threshold=idle_threshold, interval_seconds=interval_seconds, source=source
         )
@@ -238,22 +245,47 @@ def _optional_text(name: str, types: dict[str, str]) -> str:
     return cast_expr(name, types[name], "VARCHAR") if name in types else "NULL::VARCHAR"
 
 
+def _bind_defaults(con: duckdb.DuckDBPyConnection, cluster: str | None) -> None:
+    """Configured values as a one-row table: a relation built with bound parameters is materialized
+    eagerly, which would pull every sample into memory before aggregating."""
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE sample_defaults AS SELECT CAST($cluster AS VARCHAR) AS default_cluster,"
+        " CAST($default_metric AS VARCHAR) AS default_metric",
+        {"cluster": cluster, "default_metric": DEFAULT_METRIC},
+    )
+
+
 def _cluster_expr(types: dict[str, str]) -> str:
-    """The row's cluster, else the ``$cluster`` parameter (a file may leave the column out)."""
+    """The row's cluster, else the configured one (a file may leave the column out)."""
     if "cluster" in types:
-        return f"coalesce({cast_expr('cluster', types['cluster'], 'VARCHAR')}, CAST($cluster AS VARCHAR))"
-    return "CAST($cluster AS VARCHAR)"
+        return f"coalesce({cast_expr('cluster', types['cluster'], 'VARCHAR')}, sample_defaults.default_cluster)"
+    return "sample_defaults.default_cluster"
 
 
-def _check(con: duckdb.DuckDBPyConnection, files: Sequence[Path], view: str, checks: Sequence[_Check]) -> None:
-    """Raise an InputError naming the first row (in the first file that has one) that fails a check."""
+def _check(
+    con: duckdb.DuckDBPyConnection,
+    files: Sequence[Path],
+    view: str,
+    checks: Sequence[_Check],
+    types: dict[str, str] | None = None,
+) -> None:
+    """Raise an InputError naming the first row (in the first file that has one) that fails a check.
+
+    With ``types``, typed checks of non-text columns read the values as they are, and a timestamp check
+    of a column already typed as a timestamp is skipped (its type guarantees it).
+    """
+    types = types or {}
+    predicates = []
+    for check in checks:
+        column_type = types.get(check.column, "VARCHAR")
+        if check.typed and column_type != "VARCHAR":
+            predicates.append(check.predicate.format(t=quote_ident(check.column)))
+        elif "TIMESTAMP" in column_type:
+            predicates.append("false")
+        else:
+            predicates.append(check.predicate.format(t=_text(quote_ident(check.column))))
     flags = con.execute(
-        "SELECT "
-        + ", ".join(
-            f"coalesce(bool_or({check.predicate.format(t=_text(quote_ident(check.column)))}), false)"
-            for check in checks
-        )
-        + f" FROM {view}",
+        "SELECT " + ", ".join(f"coalesce(bool_or({p}), false)" for p in predicates) + f" FROM {view}",
         {name: value for check in checks for name, value in check.params.items()},
     ).fetchone()
     assert flags is not None

@@ -8,7 +8,8 @@ WITH hourly AS (
         cluster,
         node,
         gpu,
-        date_trunc('hour', ts) AS hour,
+        -- whole hours since the epoch: integer math, several times faster than date_trunc on TIMESTAMPTZ
+        epoch_us(ts) // 3600000000 AS hour_number,
         job_id,
         max(instance_id) AS instance_id,
         metric,
@@ -16,14 +17,14 @@ WITH hourly AS (
         count(*) FILTER (WHERE utilization > $idle_threshold) AS active_samples,
         avg(utilization) AS mean_utilization
     FROM gpu_samples
-    GROUP BY cluster, node, gpu, date_trunc('hour', ts), job_id, metric
+    GROUP BY cluster, node, gpu, hour_number, job_id, metric
 )
 
 SELECT
     cluster,
     node,
     gpu,
-    hour,
+    to_timestamp(hour_number * 3600) AS hour,
     job_id,
     instance_id,
     metric,

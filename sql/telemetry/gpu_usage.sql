@@ -31,17 +31,18 @@ jobs AS (
       AND j.gpu_count > 0
 ),
 
-job_hours AS (
-    SELECT
-        cluster,
-        job_id,
-        unnest(nodes) AS node,
-        gpu_count / len(nodes) AS gpus_per_node,
-        start_time,
-        end_time,
-        unnest(range(date_trunc('hour', greatest(start_time, $period_start)), end_time, INTERVAL 1 HOUR)) AS hour
+job_nodes AS (
+    SELECT cluster, job_id, unnest(nodes) AS node, gpu_count / len(nodes) AS gpus_per_node, start_time, end_time
     FROM jobs
     WHERE end_time > start_time
+),
+
+-- a second unnest in its own CTE: two in one SELECT would be zipped, not crossed
+job_hours AS (
+    SELECT
+        *,
+        unnest(range(date_trunc('hour', greatest(start_time, $period_start)), end_time, INTERVAL 1 HOUR)) AS hour
+    FROM job_nodes
 ),
 
 allocated AS (
