@@ -137,10 +137,21 @@ def _replace(
         # A metrics server is queried for one window: only that window's rows (and the pods seen in it) change.
         window_params = params | {"start": window[0], "end": window[1]}
         con.execute("DELETE FROM gpu.activity WHERE source = $source AND hour >= $start AND hour < $end", window_params)
-        con.execute(
-            "DELETE FROM gpu.jobs WHERE source = $source AND job_id IN (SELECT unnest($ids::VARCHAR[]))",
-            params | {"ids": jobs["job_id"].to_list()},
-        )
+        # A pod seen in an earlier window keeps its first start: each window only sees its own samples.
+        ids = params | {"ids": jobs["job_id"].to_list()}
+        earlier = con.execute(
+            "SELECT job_id, start_time FROM gpu.jobs WHERE source = $source AND job_id IN (SELECT unnest($ids))", ids
+        ).fetchall()
+        if earlier:
+            starts = pl.DataFrame(
+                earlier, schema={"job_id": pl.String, "earlier_start": JOBS_SCHEMA["start"]}, orient="row"
+            )
+            jobs = (
+                jobs.join(starts, on="job_id", how="left")
+                .with_columns(start=pl.min_horizontal("start", "earlier_start"))
+                .drop("earlier_start")
+            )
+        con.execute("DELETE FROM gpu.jobs WHERE source = $source AND job_id IN (SELECT unnest($ids))", ids)
     duplicates = jobs.group_by("cluster", "job_id").len().filter(pl.col("len") > 1)
     if duplicates.height:
         first = duplicates.row(0, named=True)

@@ -303,3 +303,59 @@ def _check(
     if failing:
         # Reached only if a re-read of the files disagrees with the first read (a file changed meanwhile).
         raise InputError(files[0], failing[0].problem.format(value="?"), column=failing[0].column)
+
+
+def _whole_number(column: str) -> _Check:
+    return _Check(
+        column,
+        # digits only: DuckDB would round '1.5' to 2 when casting to an integer
+        "{t} IS NOT NULL AND NOT regexp_matches({t}, '^[0-9]{{1,18}}$')",
+        "{value!r} is not a whole, non-negative number",
+    )
+
+
+def _read_byte_counts(
+    path: Path,
+    required: Sequence[str],
+    checks: Sequence[_Check],
+    casts: dict[str, str],
+    cluster: str | bool | None = False,
+) -> pl.DataFrame:
+    """Shared reader of the byte-count files: required columns present, every check passed, then each column
+    cast to its type in ``casts``. ``cluster`` False: the file has no cluster; else the row's or this one."""
+    with duckdb.connect() as con:
+        con.execute("SET TimeZone = 'UTC'")
+        raw = read_raw(con, [path])
+        types = {name: str(sql_type) for name, sql_type in zip(raw.columns, raw.types, strict=True)}
+        _require_columns(path, types, (*required, *(("cluster",) if cluster is None else ())))
+        raw.create_view("counts_raw")
+        _check(con, [path], "counts_raw", [*(_required_value(c) for c in required), *checks], types)
+        _bind_defaults(con, cluster or None)
+        columns = [f"{cast_expr(name, types[name], sql_type)} AS {name}" for name, sql_type in casts.items()]
+        if cluster is not False:
+            columns.insert(0, f"{_cluster_expr(types)} AS cluster")
+        return con.sql(f"SELECT {', '.join(columns)} FROM counts_raw CROSS JOIN sample_defaults").pl()
+
+
+def read_checkpoint_inventory(path: Path) -> pl.DataFrame:
+    """Stored checkpoint bytes: ``as_of`` (time of the listing), ``uri`` (``s3://bucket/key-or-prefix``), ``bytes``.
+
+    One row per object or prefix and listing, e.g. from S3 Inventory or ``aws s3 ls --recursive --summarize``.
+    The split shares a checkpoint bucket's storage charge by these bytes (newest listing before it ends).
+    """
+    checks = [
+        _timestamp("as_of"),
+        _Check("uri", "{t} IS NOT NULL AND NOT regexp_matches({t}, '^[a-z0-9]+://[^/]+')", "{value!r} is not a URI"),
+        _whole_number("bytes"),
+    ]
+    casts = {"as_of": "TIMESTAMPTZ", "uri": "VARCHAR", "bytes": "BIGINT"}
+    return _read_byte_counts(path, ("as_of", "uri", "bytes"), checks, casts)
+
+
+def read_egress_file(path: Path, *, cluster: str | None = None) -> pl.DataFrame:
+    """Bytes each job sent out per node and hour: ``node``, ``hour`` (any time in it), ``job_id``, ``bytes``,
+    ``cluster`` unless configured. The split shares a resource's egress charges by these bytes."""
+    checks = [_timestamp("hour"), _whole_number("bytes")]
+    casts = {"node": "VARCHAR", "hour": "TIMESTAMPTZ", "job_id": "VARCHAR", "bytes": "BIGINT"}
+    frame = _read_byte_counts(path, ("node", "hour", "job_id", "bytes"), checks, casts, cluster=cluster)
+    return frame.with_columns(pl.col("hour").dt.truncate("1h"))

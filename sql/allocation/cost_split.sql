@@ -164,6 +164,8 @@ checkpoint_objects AS (
     SELECT s.charge_key, b.uri, b.bytes, s.as_of
     FROM checkpoint_snapshots AS s
     JOIN gpu.checkpoint_bytes AS b ON split_part(b.uri, '/', 3) = s.ResourceId AND b.as_of = s.as_of
+    -- empty objects (folder markers) weigh nothing; a snapshot of only those leaves the charge to its owner
+    WHERE b.bytes > 0
 ),
 
 -- bytes under a job's checkpoint_uri belong to the newest job writing there (restarts resume in place)
@@ -194,10 +196,13 @@ checkpoint_pieces AS (
 egress_bytes AS (
     SELECT h.charge_key, e.cluster, e.job_id, sum(e.bytes) AS bytes
     FROM charge_hours AS h
+    JOIN classified AS c ON c.charge_key = h.charge_key AND c.kind = 'egress'
     JOIN (SELECT DISTINCT cluster, node, hour, resource_id FROM usage) AS n
         ON n.resource_id = h.ResourceId AND n.hour = h.hour
     JOIN gpu.egress_bytes AS e ON e.cluster = n.cluster AND e.node = n.node AND e.hour = n.hour
     GROUP BY ALL
+    -- zero counts are no basis to split by (a zero total would divide by zero): GPU-seconds decide instead
+    HAVING sum(e.bytes) > 0
 ),
 
 egress_pieces AS (
@@ -214,12 +219,15 @@ egress_pieces AS (
     WHERE c.kind = 'egress' AND u.charge_key NOT IN (SELECT charge_key FROM egress_bytes) AND u.allocated_ms > 0
 ),
 
-split_charges AS (
-    SELECT charge_key FROM gpu_pieces
-    UNION
-    SELECT charge_key FROM checkpoint_pieces
-    UNION
-    SELECT charge_key FROM egress_pieces
+-- zero-weight pieces would only add zero rows (a GPU charge always keeps one: its unallocated piece
+-- weighs at least 1 when nothing was allocated)
+measured_pieces AS (
+    SELECT * FROM (
+        SELECT * FROM gpu_pieces
+        UNION ALL SELECT * FROM checkpoint_pieces
+        UNION ALL SELECT * FROM egress_pieces
+    )
+    WHERE weight > 0
 ),
 
 -- everything else, and checkpoint or egress charges without telemetry: whole, to the owner
@@ -227,13 +235,11 @@ owner_pieces AS (
     SELECT c.charge_key, c.kind AS category, NULL AS idle_kind, c.owner_team AS team, NULL AS cluster,
         NULL AS job_id, 1 AS weight, 0 AS gpu_ms, c.owner_basis AS basis, NULL AS metric
     FROM classified AS c
-    WHERE c.charge_key NOT IN (SELECT charge_key FROM split_charges)
+    WHERE c.charge_key NOT IN (SELECT charge_key FROM measured_pieces)
 ),
 
 pieces AS (
-    SELECT * FROM gpu_pieces
-    UNION ALL SELECT * FROM checkpoint_pieces
-    UNION ALL SELECT * FROM egress_pieces
+    SELECT * FROM measured_pieces
     UNION ALL SELECT * FROM owner_pieces
 ),
 

@@ -23,8 +23,9 @@ hourly AS (
         BillingCurrency,
         team,
         idle_kind,
-        EffectiveCost / hours AS cost,
-        gpu_hours / hours AS gpu_hours,
+        -- rounded per piece and summed as DECIMAL: exact sums, independent of row order
+        CAST(EffectiveCost / hours AS DECIMAL(38, 10)) AS cost,
+        CAST(gpu_hours / hours AS DECIMAL(38, 10)) AS gpu_hours,
         unnest(range(date_trunc('hour', ChargePeriodStart), ChargePeriodEnd, INTERVAL 1 HOUR)) AS hour
     FROM idle
 )
@@ -36,8 +37,8 @@ SELECT
     isodow(hour) AS iso_weekday,
     dayname(hour) AS weekday,
     hour(hour) AS hour_of_day,
-    sum(gpu_hours) AS idle_gpu_hours,
-    sum(gpu_hours) FILTER (WHERE idle_kind = 'allocated') AS idle_allocated_gpu_hours,
+    CAST(sum(gpu_hours) AS DOUBLE) AS idle_gpu_hours,
+    CAST(sum(gpu_hours) FILTER (WHERE idle_kind = 'allocated') AS DOUBLE) AS idle_allocated_gpu_hours,
     CAST(sum(cost) AS DECIMAL(38, 10)) AS idle_cost
 FROM hourly
 GROUP BY ALL

@@ -19,8 +19,9 @@ job_split AS (
         sum(EffectiveCost) FILTER (WHERE category = 'egress') AS egress_cost,
         sum(EffectiveCost) AS total_cost,
         sum(BilledCost) AS billed_cost,
-        sum(gpu_hours) AS gpu_hours,
-        sum(gpu_hours) FILTER (WHERE category = 'run') AS active_gpu_hours
+        -- DOUBLE measures are summed as DECIMAL: exact, so independent of row order (reruns give the same rows)
+        CAST(sum(CAST(gpu_hours AS DECIMAL(38, 10))) AS DOUBLE) AS gpu_hours,
+        CAST(sum(CAST(gpu_hours AS DECIMAL(38, 10))) FILTER (WHERE category = 'run') AS DOUBLE) AS active_gpu_hours
     FROM allocation.cost_split
     WHERE job_id IS NOT NULL
     GROUP BY ALL

@@ -22,8 +22,9 @@ categories AS (
         coalesce(sum(EffectiveCost) FILTER (WHERE category = 'other'), 0) AS other_cost,
         sum(EffectiveCost) AS total_cost,
         sum(BilledCost) AS billed_cost,
-        sum(gpu_hours) AS gpu_hours,
-        sum(gpu_hours) FILTER (WHERE category = 'run') AS active_gpu_hours
+        -- DOUBLE measures are summed as DECIMAL: exact, so independent of row order (reruns give the same rows)
+        CAST(sum(CAST(gpu_hours AS DECIMAL(38, 10))) AS DOUBLE) AS gpu_hours,
+        CAST(sum(CAST(gpu_hours AS DECIMAL(38, 10))) FILTER (WHERE category = 'run') AS DOUBLE) AS active_gpu_hours
     FROM split
     GROUP BY ALL
 ),
@@ -36,7 +37,8 @@ utilization AS (
     SELECT
         CAST(u.billing_period_start AS DATE) AS billing_month,
         coalesce(m.team, j.account, 'unallocated') AS team,
-        sum(u.mean_utilization * u.allocated_seconds) / nullif(sum(u.allocated_seconds), 0) AS mean_gpu_utilization
+        CAST(sum(CAST(u.mean_utilization * u.allocated_seconds AS DECIMAL(38, 10))) AS DOUBLE)
+            / nullif(CAST(sum(CAST(u.allocated_seconds AS DECIMAL(38, 10))) AS DOUBLE), 0) AS mean_gpu_utilization
     FROM gpu.usage AS u
     JOIN gpu.jobs AS j USING (cluster, job_id)
     LEFT JOIN alloc.job_account_teams AS m ON m.account = j.account

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from connectors.telemetry.files import read_jobs_file, read_samples_file
+from connectors.telemetry.files import read_checkpoint_inventory, read_egress_file, read_jobs_file, read_samples_file
 from gpuledger.errors import InputError
 from models.telemetry import GPU_ACTIVITY_SCHEMA, JOBS_SCHEMA
 
@@ -290,3 +290,50 @@ def test_samples_without_cluster_need_the_cluster_argument(tmp_path):
     with pytest.raises(InputError, match="required column is missing") as caught:
         read_samples_file(path, idle_threshold=0.05, interval_seconds=60)
     assert (caught.value.file, caught.value.column) == (str(path), "cluster")
+
+
+def test_checkpoint_inventory_reads_listings_with_exact_bytes(tmp_path):
+    path = tmp_path / "checkpoints.csv"
+    path.write_text(
+        "as_of,uri,bytes\n2026-11-02,s3://ckpt/run-1/step-100/,1099511627776\n2026-11-02T00:00:00Z,s3://ckpt/x,0042\n"
+    )
+    frame = read_checkpoint_inventory(path)
+    assert frame.rows() == [
+        (dt.datetime(2026, 11, 2, tzinfo=dt.UTC), "s3://ckpt/run-1/step-100/", 1_099_511_627_776),
+        (dt.datetime(2026, 11, 2, tzinfo=dt.UTC), "s3://ckpt/x", 42),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "column"),
+    [
+        ("2026-11-02,ckpt/run-1/,10", "uri"),
+        ("yesterday,s3://ckpt/run-1/,10", "as_of"),
+        ("2026-11-02,s3://ckpt/run-1/,1.5", "bytes"),
+        ("2026-11-02,s3://ckpt/run-1/,", "bytes"),
+    ],
+)
+def test_checkpoint_inventory_names_the_bad_row_and_column(tmp_path, line, column):
+    path = tmp_path / "checkpoints.csv"
+    path.write_text(f"as_of,uri,bytes\n2026-11-02,s3://ckpt/ok/,1\n{line}\n")
+    with pytest.raises(InputError) as error:
+        read_checkpoint_inventory(path)
+    assert (error.value.file, error.value.row, error.value.column) == (str(path), 2, column)
+
+
+def test_egress_file_truncates_to_the_hour_and_takes_the_configured_cluster(tmp_path):
+    path = tmp_path / "egress.csv"
+    path.write_text("node,hour,job_id,bytes\ngpu-01,2026-11-02T10:20:00,0042,500\n")
+    frame = read_egress_file(path, cluster="slurm-a")
+    assert frame.rows() == [("slurm-a", "gpu-01", dt.datetime(2026, 11, 2, 10, tzinfo=dt.UTC), "0042", 500)]
+
+
+def test_egress_file_refuses_negative_bytes_and_a_missing_cluster(tmp_path):
+    path = tmp_path / "egress.csv"
+    path.write_text("node,hour,job_id,bytes\ngpu-01,2026-11-02T10:00:00,j1,-5\n")
+    with pytest.raises(InputError) as error:
+        read_egress_file(path, cluster="c")
+    assert (error.value.row, error.value.column) == (1, "bytes")
+    with pytest.raises(InputError) as error:
+        read_egress_file(path)
+    assert error.value.column == "cluster"
