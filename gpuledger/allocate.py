@@ -94,10 +94,18 @@ def build_showback(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"CREATE OR REPLACE TABLE showback.{table} AS " + load_sql(f"showback/{table}.sql"))
 
 
-def _audit(con: duckdb.DuckDBPyConnection, period_start: datetime) -> None:
+def audit_failures(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[tuple[object, ...]]]:
+    """The first offending rows of each audit in ``sql/audits/`` that fails for billing month ``YYYY-MM``."""
+    period_start, _ = month_bounds(month)
+    failures = {}
     for path in sql_files("audits"):
         bad = con.execute(path.read_text(encoding="utf-8"), {"period_start": period_start}).fetchmany(5)
         if bad:
-            raise ReconciliationError(
-                f"allocation audit {path.stem} failed for {period_start:%Y-%m}: first offending rows {bad}"
-            )
+            failures[path.stem] = bad
+    return failures
+
+
+def _audit(con: duckdb.DuckDBPyConnection, period_start: datetime) -> None:
+    failures = audit_failures(con, f"{period_start:%Y-%m}")
+    if failures:
+        raise ReconciliationError(f"allocation audits failed for {period_start:%Y-%m}: first offending rows {failures}")

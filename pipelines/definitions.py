@@ -26,6 +26,7 @@ from dagster import (
 )
 from pydantic import Field
 
+from gpuledger.allocate import audit_failures
 from gpuledger.checks import run_checks
 from gpuledger.load import SliceTotal
 from gpuledger.pipeline import allocate, load_month, open_warehouse, resolve_home
@@ -155,8 +156,9 @@ def allocation_and_showback(
     month = context.partition_key[:7]
     home = warehouse.resolved_home()
     with closing(open_warehouse(home)) as con:
-        # The audits run inside the split's transaction: reaching this line means they passed.
         loads, result = allocate(con, home, month)
+        # The audits also gate the split's transaction; re-run on the committed tables, they are the check.
+        failures = audit_failures(con, month)
         totals = con.execute(
             "SELECT team, currency, sum(total_cost), sum(idle_cost) FROM showback.team_month"
             " WHERE billing_month = CAST($month AS DATE) GROUP BY ALL ORDER BY ALL",
@@ -180,8 +182,9 @@ def allocation_and_showback(
     yield AssetCheckResult(
         check_name="split_reconciliation",
         asset_key=["allocation", "cost_split"],
-        passed=True,
+        passed=not failures,
         severity=AssetCheckSeverity.ERROR,
+        metadata={"failed_audits": {name: [str(row) for row in rows] for name, rows in failures.items()}},
     )
 
 
