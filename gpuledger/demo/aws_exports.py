@@ -1367,6 +1367,14 @@ def _write_cur1_demo(con: duckdb.DuckDBPyConnection, root: Path, seed: int) -> D
     return DemoSource(name=_CUR1_REPORT, format="aws-cur1", path=bucket / report_key)
 
 
+def demo_instance_id(key: str, seed: int = 2026) -> str:
+    """ResourceId of the demo's GPU instance template ``key`` (replica 0), as ``_SETUP_SQL`` computes it."""
+    keys = {t.key for payer in (_helios_main(), _helios_vision()) for t in payer.templates if t.kind == "instance"}
+    if key not in keys:
+        raise ValueError(f"{key!r} is not an instance of the demo exports (one of {', '.join(sorted(keys))})")
+    return "i-0" + hashlib.md5(f"{seed}:{key}:0".encode(), usedforsecurity=False).hexdigest()[:16]
+
+
 def write_demo_exports(root: Path, seed: int = 2026) -> list[DemoSource]:
     """Write Helios Labs' AWS billing exports for 2026-10 and 2026-11 under ``root`` (one folder per bucket).
 

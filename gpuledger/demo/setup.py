@@ -1,24 +1,72 @@
-"""Lay out a demo home: generated sample exports plus the configuration that points at them."""
+"""Lay out a demo home: generated sample exports and telemetry, plus the configuration that points at them."""
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 from gpuledger.demo.aws_exports import write_demo_exports
+from gpuledger.demo.telemetry import DemoTelemetry, write_demo_telemetry
 from models.config import CONFIG_FILE
 
 EXPORTS_FOLDER = "exports"
+TELEMETRY_FOLDER = "telemetry"
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def write_demo_home(home: Path) -> Path:
-    """(Re)generate the sample exports under ``<home>/exports`` and write ``<home>/gpuledger.toml``."""
+    """(Re)generate the sample exports under ``<home>/exports``, the telemetry under ``<home>/telemetry``, and
+    write ``<home>/gpuledger.toml``."""
     home.mkdir(parents=True, exist_ok=True)
     sources = write_demo_exports(home / EXPORTS_FOLDER)
+    telemetry = write_demo_telemetry(home / TELEMETRY_FOLDER)
     lines = ["# Written by `gpuledger demo`: the generated sample exports of the fictional Helios Labs.\n"]
     for source in sources:
-        relative = source.path.resolve().relative_to(home.resolve()).as_posix()
+        relative = _relative(home, source.path)
         # Names and paths come from our own generator; json-style quoting is valid TOML for them.
         lines.append(f'\n[[sources]]\nname = "{source.name}"\nformat = "{source.format}"\npath = "{relative}"\n')
+    lines.append(_telemetry_toml(home, telemetry))
     config = home / CONFIG_FILE
     config.write_text("".join(lines), encoding="utf-8")
     return config
+
+
+def _relative(home: Path, path: Path) -> str:
+    return path.resolve().relative_to(home.resolve()).as_posix()
+
+
+def _table(header: str, values: dict[str, object]) -> str:
+    # json.dumps writes strings, numbers and lists of them as valid TOML basic strings, numbers and arrays
+    return f"\n{header}\n" + "".join(f"{_key(key)} = {json.dumps(value)}\n" for key, value in values.items())
+
+
+def _key(key: str) -> str:
+    return key if _BARE_KEY.fullmatch(key) else json.dumps(key)
+
+
+def _telemetry_toml(home: Path, telemetry: DemoTelemetry) -> str:
+    """The allocation sections, node mappings and telemetry sources of the generated telemetry."""
+    allocation = telemetry.allocation
+    parts = [
+        _table(
+            "[allocation]",
+            {
+                "idle_threshold": allocation.idle_threshold,
+                "idle_policy": allocation.idle_policy,
+                "sample_interval_seconds": allocation.sample_interval_seconds,
+            },
+        ),
+        _table("[teams]", {"tag_keys": list(allocation.team_tag_keys)}),
+        _table("[teams.accounts]", dict(allocation.account_teams)),
+        _table("[teams.job_accounts]", dict(allocation.job_account_teams)),
+        _table("[checkpoints]", {"resources": list(allocation.checkpoint_resources)}),
+    ]
+    for node in allocation.nodes:
+        parts.append(_table("[[nodes]]", {"cluster": node.cluster, "node": node.node, "resource_id": node.resource_id}))
+    for source in telemetry.sources:
+        entry: dict[str, object] = {"name": source.name, "kind": source.kind, "cluster": source.cluster}
+        entry.update({key: _relative(home, path) for key, path in source.paths.items()})
+        entry.update(source.options)
+        parts.append(_table("[[telemetry]]", entry))
+    return "".join(parts)
