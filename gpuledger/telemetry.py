@@ -68,7 +68,9 @@ def _ingest(
             )
             for p in _files(source.paths["path"])
         ]
-        jobs = pl.concat(frames) if frames else pl.DataFrame(schema=JOBS_SCHEMA)
+        # Periodic dumps repeat jobs that span them (RUNNING in one, finished in the next): the newest
+        # file, by name, holds the latest record.
+        jobs = _concat(frames, JOBS_SCHEMA).unique(subset=["cluster", "job_id"], keep="last", maintain_order=True)
     elif source.kind == "prometheus":
         start, end = month_bounds(month)
         window = (start, min(end, now.replace(minute=0, second=0, microsecond=0)))

@@ -125,3 +125,19 @@ def test_bad_allocation_and_telemetry_config_names_the_key(home, toml, column):
     with pytest.raises(InputError) as error:
         load_config(home)
     assert error.value.column == column
+
+
+def test_a_later_sacct_dump_replaces_a_job_an_earlier_dump_saw_running(home, con):
+    header = "JobID|JobName|Account|User|Cluster|NodeList|AllocTRES|Start|End|State\n"
+    running = "77|pretrain|llm|ann|c1|gpu-01|gres/gpu=8|2026-10-31T20:00:00|Unknown|RUNNING\n"
+    finished = "77|pretrain|llm|ann|c1|gpu-01|gres/gpu=8|2026-10-31T20:00:00|2026-11-01T04:00:00|COMPLETED\n"
+    (home / "sacct").mkdir()
+    (home / "sacct" / "2026-10.txt").write_text(header + running)
+    (home / "sacct" / "2026-11.txt").write_text(header + finished)
+    (home / "gpuledger.toml").write_text('[[telemetry]]\nname = "s"\nkind = "slurm"\ncluster = "c1"\npath = "sacct"\n')
+    config = load_config(home)
+    (load,) = ingest_telemetry(con, config.telemetry, config.allocation, "2026-11", now=NOW)
+    assert load.jobs == 1
+    assert con.execute("SELECT job_id, state, end_time FROM gpu.jobs").fetchall() == [
+        ("77", "COMPLETED", datetime(2026, 11, 1, 4, tzinfo=UTC))
+    ]

@@ -224,7 +224,7 @@ def read_samples_file(
             f"{_cluster_expr(types)} AS cluster",
             f"{cast_expr('node', types['node'], 'VARCHAR')} AS node",
             f"{cast_expr('gpu', types['gpu'], 'VARCHAR')} AS gpu",
-            f"{cast_expr('timestamp', types['timestamp'], 'TIMESTAMPTZ')} AS ts",
+            f"{_sample_time(types['timestamp'])} AS ts",
             f"{cast_expr('utilization', types['utilization'], 'DOUBLE')} AS utilization",
             f"{metric} AS metric",
             *(f"{_optional_text(name, types)} AS {name}" for name in _SAMPLES_TEXT),
@@ -233,6 +233,14 @@ def read_samples_file(
         return aggregate_samples(
             session, samples, idle_threshold=idle_threshold, interval_seconds=interval_seconds, source=source
         )
+
+
+def _sample_time(raw_type: str) -> str:
+    """A naive Parquet timestamp is UTC and goes through as is: the aggregation only takes its epoch, and
+    the cast to TIMESTAMPTZ would cost more than the whole aggregation."""
+    if raw_type.startswith("TIMESTAMP") and "TIME ZONE" not in raw_type:
+        return quote_ident("timestamp")
+    return cast_expr("timestamp", raw_type, "TIMESTAMPTZ")
 
 
 def _require_columns(file: Path, types: dict[str, str], names: Sequence[str]) -> None:

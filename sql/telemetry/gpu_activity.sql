@@ -1,5 +1,6 @@
 -- GPU activity: raw utilization samples -> one row per (cluster, node, GPU, UTC hour, job label).
--- Input: temp view gpu_samples (models.telemetry.GPU_SAMPLES_SCHEMA), utilization already a 0..1 ratio.
+-- Input: temp view gpu_samples (models.telemetry.GPU_SAMPLES_SCHEMA), utilization already a 0..1 ratio;
+-- ts may also be a naive TIMESTAMP in UTC (only its epoch is used).
 -- Parameters: $idle_threshold (ratio), $interval_seconds (time one sample stands for), $source.
 -- Connectors hand over each sample once (no overlapping query chunks); an hour never exceeds 3600 s per GPU.
 

@@ -2,7 +2,9 @@
 -- Parameters: $billing_period_start; $period_start, $period_end: the hours its charges cover (UTC).
 -- Allocation comes from the jobs (GPUs spread evenly over their nodes); activity from gpu.activity:
 --   * samples labelled with the job (Kubernetes pod, dcgm-exporter hpc_job) are the job's own;
---   * unlabelled samples give the node-hour's active ratio, applied to the jobs without labelled samples;
+--   * unlabelled samples give the node-hour's active GPU-seconds (scaled up for gaps in sampling), shared
+--     by the jobs without labelled samples in proportion to what they held, never above what they held
+--     (GPUs no job holds are usually the idle ones);
 --   * a job with no samples at all counts as active for its whole allocation (metric 'allocation-only'),
 --     as schedulers that report no utilization are priced by allocation.
 -- A running job's allocation ends at the cluster's last telemetry hour, so reruns give the same rows.
@@ -79,11 +81,20 @@ unlabelled AS (
         cluster,
         node,
         hour,
-        sum(active_seconds) / nullif(sum(sampled_seconds), 0) AS active_ratio,
+        sum(active_seconds) * count(DISTINCT gpu) * 3600 / nullif(sum(sampled_seconds), 0) AS active_gpu_seconds,
         sum(mean_utilization * sampled_seconds) / nullif(sum(sampled_seconds), 0) AS mean_utilization,
         min(metric) AS metric
     FROM activity
     WHERE job_id IS NULL
+    GROUP BY ALL
+),
+
+-- GPU-seconds held on each node-hour by jobs that have no samples of their own
+unlabelled_held AS (
+    SELECT a.cluster, a.node, a.hour, sum(a.allocated_seconds) AS allocated_seconds
+    FROM allocated AS a
+    LEFT JOIN labelled AS l USING (cluster, node, hour, job_id)
+    WHERE l.job_id IS NULL
     GROUP BY ALL
 ),
 
@@ -106,7 +117,8 @@ SELECT
         a.allocated_seconds,
         CASE
             WHEN l.job_id IS NOT NULL THEN l.active_seconds
-            WHEN u.active_ratio IS NOT NULL THEN a.allocated_seconds * u.active_ratio
+            WHEN u.active_gpu_seconds IS NOT NULL
+                THEN a.allocated_seconds * least(1, u.active_gpu_seconds / nullif(h.allocated_seconds, 0))
             ELSE a.allocated_seconds
         END
     ) AS active_seconds,
@@ -118,5 +130,6 @@ SELECT
 FROM allocated AS a
 LEFT JOIN labelled AS l USING (cluster, node, hour, job_id)
 LEFT JOIN unlabelled AS u USING (cluster, node, hour)
+LEFT JOIN unlabelled_held AS h USING (cluster, node, hour)
 LEFT JOIN instances AS i USING (cluster, node, hour)
 LEFT JOIN alloc.nodes AS n USING (cluster, node)
