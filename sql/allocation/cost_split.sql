@@ -200,6 +200,8 @@ egress_bytes AS (
     JOIN (SELECT DISTINCT cluster, node, hour, resource_id FROM usage) AS n
         ON n.resource_id = h.ResourceId AND n.hour = h.hour
     JOIN gpu.egress_bytes AS e ON e.cluster = n.cluster AND e.node = n.node AND e.hour = n.hour
+    -- bytes of jobs the schedulers do not know are no basis either (they were reported at ingestion)
+    JOIN jobs AS j ON j.cluster = e.cluster AND j.job_id = e.job_id
     GROUP BY ALL
     -- zero counts are no basis to split by (a zero total would divide by zero): GPU-seconds decide instead
     HAVING sum(e.bytes) > 0
