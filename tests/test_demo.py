@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import csv
 import gzip
+import io
 import json
 from collections import defaultdict
+from contextlib import redirect_stdout
 from decimal import Decimal
 from pathlib import Path
 
@@ -20,16 +22,33 @@ from models.aws_cur import cur1_to_snake
 Totals = dict[tuple[str, str, str], list[Decimal]]
 
 
+PUBLISHED_TABLES = (
+    "focus.costs",
+    "allocation.cost_split",
+    "showback.team_month",
+    "showback.job_costs",
+    "showback.idle_by_hour_of_week",
+)
+
+
 @pytest.fixture(scope="module")
-def demo_home(tmp_path_factory) -> Path:
+def demo_run(tmp_path_factory) -> tuple[Path, str]:
     home = tmp_path_factory.mktemp("demo")
-    assert main(["demo", "--home", str(home)]) == 0
-    return home
+    output = io.StringIO()
+    with redirect_stdout(output):
+        assert main(["demo", "--home", str(home)]) == 0
+    return home, output.getvalue()
 
 
-def _snapshot(home: Path) -> list[tuple[object, ...]]:
+@pytest.fixture(scope="module")
+def demo_home(demo_run) -> Path:
+    return demo_run[0]
+
+
+def _snapshot(home: Path) -> dict[str, list[tuple[object, ...]]]:
     with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
-        return con.execute("SELECT * FROM focus.costs ORDER BY ALL").fetchall()
+        # Table names are this module's constants.
+        return {table: con.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall() for table in PUBLISHED_TABLES}
 
 
 def _focus_totals(home: Path) -> Totals:
@@ -136,3 +155,29 @@ def test_official_validator_reports_no_failed_rule(demo_home, tmp_path):
     result = run_focus_validator(export, criteria="ALL")
     assert result.total > 500
     assert result.failed == {}
+
+
+def test_demo_ends_with_the_showback_summary_per_team(demo_run):
+    _, output = demo_run
+    summary = output.split("Showback per team", 1)[1]
+    for team in ("llm-pretrain", "research", "vision", "speech", "unallocated"):
+        assert f"2026-11  {team}" in summary
+    assert "showback.team_month" in output
+
+
+def test_showback_totals_equal_focus_effective_cost_per_month_and_currency(demo_home):
+    with duckdb.connect(str(demo_home / "warehouse.duckdb"), read_only=True) as con:
+        focus = con.execute(
+            "SELECT CAST(BillingPeriodStart AS DATE), BillingCurrency, sum(EffectiveCost), sum(BilledCost)"
+            " FROM focus.costs GROUP BY ALL ORDER BY ALL"
+        ).fetchall()
+        showback = con.execute(
+            "SELECT billing_month, currency, sum(total_cost), sum(billed_cost) FROM showback.team_month"
+            " GROUP BY ALL ORDER BY ALL"
+        ).fetchall()
+        run_and_idle = con.execute(
+            "SELECT count(DISTINCT team) FILTER (WHERE run_cost > 0 AND idle_cost > 0) FROM showback.team_month"
+            " WHERE billing_month = DATE '2026-11-01'"
+        ).fetchone()
+    assert showback == focus
+    assert run_and_idle == (4,)
