@@ -216,6 +216,10 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(_META_DDL)
     con.execute(_ALLOCATION_DDL)
     con.execute(focus_costs_ddl())
+    # Warehouses created before a custom column existed gain it (always nullable: old rows have no value).
+    for column in focus.CUSTOM_COLUMNS:
+        if column.nullable:
+            con.execute(f"ALTER TABLE focus.cost_rows ADD COLUMN IF NOT EXISTS {column.name} {column.sql_type}")
     con.execute(_PUBLISHED_VIEW)
     replace_ref_table(
         con,

@@ -289,6 +289,11 @@ CUSTOM_COLUMNS: tuple[CustomColumn, ...] = (
     CustomColumn("x_Operation", "VARCHAR", True, "Provider operation (AWS lineItem/Operation)."),
     CustomColumn("x_InstanceType", "VARCHAR", True, "Instance/VM type, the key of the GPU catalog."),
     CustomColumn("x_CostCategories", "VARCHAR", True, "Provider cost categories as a flat JSON object."),
+    CustomColumn(
+        "x_AmortizationClass", "VARCHAR", True, "Azure: 'Principal' (commitment purchase) or 'Amortized Charge'."
+    ),
+    CustomColumn("x_InvoiceMonth", "VARCHAR", True, "GCP invoice.month (YYYYMM, US/Pacific) the row is billed in."),
+    CustomColumn("x_SourceVersion", "VARCHAR", True, "Schema version of the source (e.g. FOCUS 1.0, EA, MCA)."),
 )
 
 FOCUS_COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in FOCUS_COLUMNS)
