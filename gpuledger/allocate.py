@@ -13,12 +13,14 @@ from datetime import UTC, datetime
 import duckdb
 
 from gpuledger.errors import ReconciliationError
+from gpuledger.rates import store_exchange_rates
 from gpuledger.sqlfiles import load_sql, sql_files
 from gpuledger.warehouse import replace_ref_table, transaction
 from models.allocation import EGRESS_USAGE_PATTERNS, METHOD_ID, AllocationConfig
+from models.config import ReportingConfig
 
-SHOWBACK_TABLES = ("job_costs", "team_month", "idle_by_hour_of_week")
-"""Built in this order (team_month reads job_costs)."""
+SHOWBACK_TABLES = ("job_costs", "team_month", "idle_by_hour_of_week", "team_month_reporting")
+"""Built in this order (team_month reads job_costs, team_month_reporting reads team_month)."""
 
 
 @dataclass(frozen=True)
@@ -53,11 +55,17 @@ def write_allocation_config(con: duckdb.DuckDBPyConnection, config: AllocationCo
     )
 
 
-def allocate_month(con: duckdb.DuckDBPyConnection, config: AllocationConfig, month: str) -> AllocationResult:
+def allocate_month(
+    con: duckdb.DuckDBPyConnection,
+    config: AllocationConfig,
+    month: str,
+    reporting: ReportingConfig | None = None,
+) -> AllocationResult:
     """Split billing month ``YYYY-MM`` and rebuild the showback tables, all or nothing."""
     period_start, period_end = month_bounds(month)
     with transaction(con):
         write_allocation_config(con, config)
+        store_exchange_rates(con, reporting or ReportingConfig())
         con.execute(load_sql("allocation/macros.sql"))
         # Usage covers the hours the month's charges cover (provider billing months need not be UTC months).
         window = con.execute(

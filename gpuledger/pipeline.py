@@ -60,7 +60,7 @@ def allocate(con: duckdb.DuckDBPyConnection, home: Path, month: str) -> tuple[li
     """Ingest the configured telemetry, then split billing month ``YYYY-MM`` and rebuild showback."""
     config = load_config(home)
     loads = ingest_telemetry(con, config.telemetry, config.allocation, month)
-    return loads, allocate_month(con, config.allocation, month)
+    return loads, allocate_month(con, config.allocation, month, config.reporting)
 
 
 def billing_months(con: duckdb.DuckDBPyConnection) -> list[str]:

@@ -62,6 +62,13 @@ CREATE SCHEMA IF NOT EXISTS gpu;
 CREATE SCHEMA IF NOT EXISTS alloc;
 CREATE SCHEMA IF NOT EXISTS allocation;
 CREATE SCHEMA IF NOT EXISTS showback;
+CREATE TABLE IF NOT EXISTS alloc.exchange_rates (
+    rate_date DATE NOT NULL,
+    currency VARCHAR NOT NULL,
+    reporting_currency VARCHAR NOT NULL,
+    rate DECIMAL(38, 18) NOT NULL,
+    source_file VARCHAR NOT NULL
+);
 CREATE TABLE IF NOT EXISTS gpu.jobs (
     job_id VARCHAR NOT NULL,
     cluster VARCHAR NOT NULL,

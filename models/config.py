@@ -11,6 +11,7 @@ from pathlib import Path
 
 from gpuledger.errors import InputError
 from models.allocation import AllocationConfig, parse_allocation
+from models.currencies import ISO_4217_CODES
 from models.delivery import SOURCE_FORMATS
 
 CONFIG_FILE = "gpuledger.toml"
@@ -60,10 +61,21 @@ class TelemetryConfig:
 
 
 @dataclass(frozen=True)
+class ReportingConfig:
+    """Optional conversion of showback into one reporting currency, at dated rates the user provides."""
+
+    currency: str | None = None
+    """ISO 4217 code to convert showback into; None keeps every currency separate (never summed)."""
+    rates: Path | None = None
+    """CSV of ``date, currency, rate``: units of the reporting currency per unit of ``currency`` on ``date``."""
+
+
+@dataclass(frozen=True)
 class Config:
     sources: tuple[SourceConfig, ...]
     telemetry: tuple[TelemetryConfig, ...] = ()
     allocation: AllocationConfig = field(default_factory=AllocationConfig)
+    reporting: ReportingConfig = field(default_factory=ReportingConfig)
 
 
 def load_config(home: Path) -> Config:
@@ -93,7 +105,30 @@ def load_config(home: Path) -> Config:
     if len(names) != len(set(names)):
         raise InputError(path, "source names must be unique", column="name")
     telemetry = _telemetry(path, home, data.get("telemetry", []))
-    return Config(sources=tuple(sources), telemetry=telemetry, allocation=parse_allocation(path, data))
+    return Config(
+        sources=tuple(sources),
+        telemetry=telemetry,
+        allocation=parse_allocation(path, data),
+        reporting=_reporting(path, home, data.get("reporting", {})),
+    )
+
+
+def _reporting(path: Path, home: Path, table: object) -> ReportingConfig:
+    if not isinstance(table, dict):
+        raise InputError(path, "[reporting] must be a table", column="reporting")
+    unknown = sorted(set(table) - {"currency", "rates"})
+    if unknown:
+        raise InputError(path, f"[reporting]: unknown key(s) {unknown}", column=f"reporting.{unknown[0]}")
+    currency, rates = table.get("currency"), table.get("rates")
+    if currency is None:
+        if rates is not None:
+            raise InputError(path, "[reporting] rates need a reporting currency", column="reporting.currency")
+        return ReportingConfig()
+    if currency not in ISO_4217_CODES:
+        raise InputError(path, f"{currency!r} is not an ISO 4217 currency code", column="reporting.currency")
+    if rates is not None and (not isinstance(rates, str) or not rates):
+        raise InputError(path, "[reporting] rates must be a path to a CSV file", column="reporting.rates")
+    return ReportingConfig(currency=currency, rates=home / rates if rates else None)
 
 
 def _telemetry(path: Path, home: Path, entries: object) -> tuple[TelemetryConfig, ...]:

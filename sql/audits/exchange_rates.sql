@@ -1,0 +1,5 @@
+-- Currencies of the month that cannot be converted to the configured reporting currency (no rate dated on or
+-- before the month's end). Nothing is returned when no reporting currency is configured. Parameters: $period_start.
+SELECT currency, billing_month
+FROM showback.team_month_reporting
+WHERE billing_month = CAST($period_start AS DATE) AND exchange_rate IS NULL
