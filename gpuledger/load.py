@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -20,24 +20,32 @@ import duckdb
 
 from gpuledger.checks import run_checks
 from gpuledger.errors import InputError, ReconciliationError
-from gpuledger.normalize import aws_cur, aws_focus
+from gpuledger.normalize import aws_cur, aws_focus, azure_cost_details, azure_focus, focus_passthrough, gcp_billing
 from gpuledger.normalize.files import FileStats, first_bad_row, read_raw, verify_files
 from gpuledger.sqlfiles import load_sql
 from gpuledger.warehouse import transaction
 from models.aws import AWS_PROVIDER_NAME
 from models.aws_cur import LINE_ITEM_TYPES
+from models.azure import CHARGE_TYPES, PRICING_MODELS
 from models.delivery import Delivery
+from models.gcp import GCP_PROVIDER_NAME
+from models.gpu_catalog import AZURE
 
 log = logging.getLogger(__name__)
 
 SourceViewBuilder = Callable[[duckdb.DuckDBPyConnection, duckdb.DuckDBPyRelation, Sequence[Path]], dict[str, str]]
 
 
+def _utc_month_start(period: str) -> dt.datetime:
+    return dt.datetime.strptime(period, "%Y-%m").replace(tzinfo=dt.UTC)
+
+
 @dataclass(frozen=True)
 class FormatModel:
     """How one export format becomes FOCUS rows."""
 
-    provider_name: str
+    provider_name: str | None
+    """ProviderName of the format's slices; None: several providers, named by the rows (generic FOCUS)."""
     create_source_view: SourceViewBuilder
     model_sql: str
     source_totals_sql: str
@@ -45,6 +53,12 @@ class FormatModel:
     """Source columns with a closed set of values the model understands (checked in errors)."""
     line_item_id_column: str | None = None
     """Canonical column holding the provider's line-item id, to find a failing row in its file."""
+    read_files: Callable[[duckdb.DuckDBPyConnection, Sequence[Path]], duckdb.DuckDBPyRelation] = read_raw
+    """Reads the delivery's files into the relation ``create_source_view`` gets (GCP: JSON lines)."""
+    billing_period_start: Callable[[str], dt.datetime] = _utc_month_start
+    """A manifest's ``YYYY-MM`` as the BillingPeriodStart of its slice (GCP: the US/Pacific month start)."""
+    find_bad_value: Callable[[duckdb.DuckDBPyConnection, Path, Sequence[str]], InputError | None] | None = None
+    """Format-specific search for a value its view rejects beyond plain casts (Azure: dates in several formats)."""
 
 
 _AWS_CUR = FormatModel(
@@ -56,15 +70,72 @@ _AWS_CUR = FormatModel(
     line_item_id_column="identity_line_item_id",
 )
 
+# One passthrough model for every FOCUS export; a profile adds what one provider's export carries.
 _AWS_FOCUS = FormatModel(
     provider_name=AWS_PROVIDER_NAME,
-    create_source_view=aws_focus.create_source_view,
-    model_sql="focus/aws_focus.sql",
-    source_totals_sql="reconcile/aws_focus_source_totals.sql",
+    create_source_view=aws_focus.PROFILE.create_source_view,
+    model_sql="focus/focus_passthrough.sql",
+    source_totals_sql="reconcile/focus_passthrough_source_totals.sql",
     enumerated_columns={},
 )
 
-FORMAT_MODELS: dict[str, FormatModel] = {"aws-cur1": _AWS_CUR, "aws-cur2": _AWS_CUR, "aws-focus": _AWS_FOCUS}
+_AZURE_FOCUS = FormatModel(
+    provider_name=AZURE,
+    create_source_view=azure_focus.PROFILE.create_source_view,
+    model_sql="focus/focus_passthrough.sql",
+    source_totals_sql="reconcile/focus_passthrough_source_totals.sql",
+    enumerated_columns={},
+)
+
+_FOCUS = FormatModel(
+    provider_name=None,
+    create_source_view=focus_passthrough.GENERIC.create_source_view,
+    model_sql="focus/focus_passthrough.sql",
+    source_totals_sql="reconcile/focus_passthrough_source_totals.sql",
+    enumerated_columns={},
+)
+
+_GCP_BQ = FormatModel(
+    provider_name=GCP_PROVIDER_NAME,
+    create_source_view=gcp_billing.create_source_view,
+    model_sql="focus/gcp_billing_export.sql",
+    source_totals_sql="reconcile/gcp_billing_source_totals.sql",
+    enumerated_columns={},
+    read_files=gcp_billing.read_files,
+    billing_period_start=gcp_billing.billing_period_start,
+)
+
+# Google's FOCUS view, mapped back to the export's fields and read by the same model (docs/decisions/0007).
+_GCP_FOCUS = replace(_GCP_BQ, create_source_view=gcp_billing.create_focus_view_source_view)
+
+
+def _azure_cost_details(create_source_view: SourceViewBuilder) -> FormatModel:
+    # Azure spells headers EA-style or MCA-style (camelCase): both spellings are enumerated.
+    enumerated = {"ChargeType": CHARGE_TYPES, "chargeType": CHARGE_TYPES}
+    enumerated |= {"PricingModel": PRICING_MODELS, "pricingModel": PRICING_MODELS}
+    return FormatModel(
+        provider_name=AZURE,
+        create_source_view=create_source_view,
+        model_sql="focus/azure_cost_details.sql",
+        source_totals_sql="reconcile/azure_cost_details_source_totals.sql",
+        enumerated_columns=enumerated,
+        find_bad_value=azure_cost_details.find_bad_value,
+    )
+
+
+FORMAT_MODELS: dict[str, FormatModel] = {
+    "aws-cur1": _AWS_CUR,
+    "aws-cur2": _AWS_CUR,
+    "aws-focus": _AWS_FOCUS,
+    "azure-focus": _AZURE_FOCUS,
+    "focus": _FOCUS,
+    "gcp-bq": _GCP_BQ,
+    "gcp-focus": _GCP_FOCUS,
+    "azure-actual": _azure_cost_details(azure_cost_details.create_actual_view),
+    "azure-amortized": _azure_cost_details(azure_cost_details.create_amortized_view),
+    "azure-cost-details": _azure_cost_details(azure_cost_details.create_combined_view),
+    "azure-legacy": _azure_cost_details(azure_cost_details.create_legacy_view),
+}
 
 
 @dataclass(frozen=True)
@@ -172,7 +243,7 @@ def _insert_focus_rows(
     delivery_id: str,
     ingested_at: dt.datetime,
 ) -> None:
-    raw = read_raw(con, delivery.files)
+    raw = model.read_files(con, delivery.files)
     cast_columns = model.create_source_view(con, raw, delivery.files)
     params = {
         "delivery_id": delivery_id,
@@ -210,6 +281,8 @@ def _locate_bad_input(
             found = first_bad_row(con, file, header, "NOT list_contains($allowed, v)", {"allowed": list(allowed)})
             if found:
                 return InputError(file, f"unknown value {found[1]!r}", row=found[0], column=header)
+        if model.find_bad_value and (error := model.find_bad_value(con, file, raw_columns)):
+            return error
     return InputError(files[0], f"cannot normalize: {str(exc).strip().splitlines()[0]}")
 
 
@@ -244,9 +317,10 @@ def _replace_slices(
         {"id": delivery_id},
     ).fetchall()
     slices = {(str(p), str(a), s) for p, a, s in rows}
-    if delivery.billing_period and delivery.billing_account_id:
-        # An empty restatement still replaces its period: the manifest names the slice.
-        start = dt.datetime.strptime(delivery.billing_period, "%Y-%m").replace(tzinfo=dt.UTC)
+    if model.provider_name and delivery.billing_period and delivery.billing_account_id:
+        # An empty restatement still replaces its period: the manifest names the slice (a provider-less
+        # format can only name the slices its rows cover).
+        start = model.billing_period_start(delivery.billing_period)
         slices.add((model.provider_name, delivery.billing_account_id, start))
     for provider, account, start in sorted(slices):
         key = {"provider": provider, "account": account, "start": start}

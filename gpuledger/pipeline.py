@@ -8,6 +8,8 @@ from pathlib import Path
 import duckdb
 
 from connectors.aws import exports
+from connectors.azure import exports as azure_exports
+from connectors.gcp import exports as gcp_exports
 from gpuledger.allocate import AllocationResult, allocate_month
 from gpuledger.detect import detect_format
 from gpuledger.errors import InputError
@@ -36,6 +38,10 @@ def discover(source: SourceConfig) -> list[Delivery]:
     """Complete deliveries of one configured source, newest manifest per billing period."""
     if not source.path.is_dir():
         raise InputError(source.path, f"source {source.name!r}: export folder does not exist")
+    if source.format.startswith("gcp-"):
+        return gcp_exports.discover(source.path, source.format, source.name)
+    if source.format in azure_exports.FORMATS:
+        return azure_exports.discover(source.path, source.format, source.name)
     if source.format == "aws-cur1":
         return exports.discover_cur1(source.path, source.name)
     return exports.discover_data_export(source.path, source.format, source.name)
@@ -78,8 +84,13 @@ def deliveries_from_paths(con: duckdb.DuckDBPyConnection, paths: list[Path], fmt
             raise InputError(path, "no such file or folder")
         if path.is_file():
             loose.append(path)
+        elif _is_azure_export(path, fmt):
+            azure_format = fmt if fmt != "auto" else detect_format(con, azure_exports.first_data_file(path))
+            deliveries.extend(azure_exports.discover(path, azure_format))
         elif exports.is_cur1_report(path):
             deliveries.extend(exports.discover_cur1(path))
+        elif gcp_exports.is_table(path) or gcp_exports.is_dataset(path):
+            deliveries.extend(gcp_exports.discover(path, fmt if fmt != "auto" else "gcp-bq"))
         elif exports.is_data_export(path):
             export_format = fmt if fmt != "auto" else _data_export_format(con, path)
             deliveries.extend(exports.discover_data_export(path, export_format))
@@ -89,6 +100,13 @@ def deliveries_from_paths(con: duckdb.DuckDBPyConnection, paths: list[Path], fmt
         loose_format = fmt if fmt != "auto" else _single_format(con, loose)
         deliveries.append(Delivery(source_format=loose_format, files=tuple(loose)))
     return deliveries
+
+
+def _is_azure_export(path: Path, fmt: str) -> bool:
+    """Azure export folders also hold date-range folders like CUR 1 reports: the format, or a manifest, decides."""
+    if not azure_exports.looks_like_export(path):
+        return False
+    return fmt in azure_exports.FORMATS or (fmt == "auto" and azure_exports.has_azure_manifest(path))
 
 
 def _is_data_file(path: Path) -> bool:

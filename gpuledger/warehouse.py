@@ -9,7 +9,7 @@ from pathlib import Path
 
 import duckdb
 
-from models import aws, focus
+from models import aws, azure, focus, gcp
 from models.currencies import ISO_4217_CODES
 from models.gpu_catalog import catalog_rows
 
@@ -236,6 +236,8 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     )
     replace_ref_table(con, "ref.aws_units", ("aws_unit", "focus_unit"), sorted(aws.AWS_UNITS.items()))
     replace_ref_table(con, "ref.aws_regions", ("region_id", "region_name"), sorted(aws.AWS_REGION_NAMES.items()))
+    _ensure_gcp_ref_tables(con)
+    _ensure_azure_ref_tables(con)
     replace_ref_table(
         con,
         "ref.focus_allowed_values",
@@ -265,6 +267,55 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
         "CREATE OR REPLACE VIEW ref.gpu_instances AS SELECT provider, instance_type, gpu_model,"
         " CAST(gpu_count AS INTEGER) AS gpu_count, CAST(gpu_memory_gib AS DOUBLE) AS gpu_memory_gib,"
         " CAST(gpu_memory_bandwidth_tbps AS DOUBLE) AS gpu_memory_bandwidth_tbps FROM ref.gpu_instance_types"
+    )
+
+
+def _ensure_gcp_ref_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """Reference tables that sql/focus/gcp_billing_export.sql joins (models/gcp.py)."""
+    replace_ref_table(
+        con,
+        "ref.gcp_services",
+        ("service_name", "service_category", "service_subcategory"),
+        [(name, cat, sub) for name, (cat, sub) in sorted(gcp.GCP_SERVICE_CATEGORIES.items())],
+    )
+    replace_ref_table(con, "ref.gcp_units", ("gcp_unit", "focus_unit"), sorted(gcp.GCP_UNITS.items()))
+    replace_ref_table(con, "ref.gcp_regions", ("region_id", "region_name"), sorted(gcp.GCP_REGION_NAMES.items()))
+    replace_ref_table(
+        con,
+        "ref.gcp_credit_types",
+        ("credit_type", "treatment", "committed"),
+        [(name, str(t.treatment), str(t.committed).lower()) for name, t in sorted(gcp.GCP_CREDIT_TYPES.items())],
+    )
+
+
+def _ensure_azure_ref_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """Reference tables that sql/focus/azure_cost_details.sql joins (models/azure.py)."""
+    replace_ref_table(
+        con,
+        "ref.azure_services",
+        ("service_name", "service_category", "service_subcategory"),
+        [(name, cat, sub) for name, (cat, sub) in sorted(azure.AZURE_SERVICE_CATEGORIES.items())],
+    )
+    replace_ref_table(
+        con,
+        "ref.azure_consumed_services",
+        ("consumed_service", "service_name"),
+        sorted(azure.AZURE_CONSUMED_SERVICES.items()),
+    )
+    replace_ref_table(
+        con,
+        "ref.azure_units",
+        ("unit_of_measure", "focus_unit", "block_size"),
+        [(unit, focus_unit, str(block)) for unit, (focus_unit, block) in sorted(azure.AZURE_UNITS.items())],
+    )
+    replace_ref_table(
+        con,
+        "ref.azure_regions",
+        ("location_key", "region_id", "region_name"),
+        [(key, region, name) for key, (region, name) in sorted(azure.AZURE_REGIONS.items())],
+    )
+    replace_ref_table(
+        con, "ref.azure_resource_types", ("arm_type", "display_name"), sorted(azure.AZURE_RESOURCE_TYPES.items())
     )
 
 

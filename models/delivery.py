@@ -5,7 +5,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-SOURCE_FORMATS = ("aws-cur1", "aws-cur2", "aws-focus")
+SOURCE_FORMATS = (
+    "aws-cur1",
+    "aws-cur2",
+    "aws-focus",
+    "azure-focus",
+    "focus",
+    "azure-actual",
+    "azure-amortized",
+    "azure-cost-details",
+    "azure-legacy",
+    "gcp-bq",
+    "gcp-focus",
+)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
--- Source-side totals of one AWS FOCUS delivery: its own BilledCost and EffectiveCost columns.
+-- Source-side totals of one FOCUS delivery (formats focus, aws-focus, azure-focus): its own BilledCost and
+-- EffectiveCost columns, read through the same typed view the model reads.
 SELECT
     BillingAccountId AS billing_account_id,
     BillingPeriodStart AS billing_period_start,
@@ -6,5 +7,5 @@ SELECT
     count(*) AS source_rows,
     sum(BilledCost) AS billed_cost,
     sum(EffectiveCost) AS effective_cost
-FROM aws_focus_src
+FROM focus_passthrough_src
 GROUP BY ALL

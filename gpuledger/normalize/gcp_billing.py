@@ -1,0 +1,450 @@
+"""GCP Cloud Billing export to BigQuery (standard and detailed tables) -> the typed ``gcp_bq_src`` view.
+
+Input is a BigQuery extract: newline-delimited JSON (``.json``/``.jsonl``/``.ndjson``, optionally ``.gz``)
+or Parquet with the nested columns. Both are brought to one JSON text per record with its 1-based row
+number (Parquet rows through ``to_json``), then parsed with the explicit schema of ``models.gcp`` -- never
+inferred: every scalar is read as text and cast strictly, so numbers sent as strings in some rows and as
+numbers in others, empty arrays, empty objects and valueless labels all read the same way. Every record is
+validated before the model runs; the first bad one is refused with its file, row and field path.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import duckdb
+
+from gpuledger.errors import InputError
+from gpuledger.sqlfiles import quote_literal
+from models.gcp import (
+    BQ_ARRAYS,
+    BQ_CREDIT_FIELDS,
+    BQ_FIELDS,
+    BQ_KEY_VALUE_LISTS,
+    BQ_OBJECTS,
+    BQ_TAG_FIELDS,
+    COST,
+    COST_TYPES,
+    GCP_CREDIT_TYPES,
+    GCP_INVOICE_TIME_ZONE,
+    TEXT,
+    TIMESTAMP,
+    BqField,
+)
+
+SOURCE_VIEW = "gcp_bq_src"
+_LINES = "gcp_bq_lines"
+_TYPED = "gcp_bq_typed"
+_JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
+# No raw control character can appear in valid JSON, so \x01 as the delimiter keeps each line whole; a
+# single-threaded scan (splitting lines only; parsing runs in parallel later) numbers rows in file order.
+_READ_LINES = (
+    "SELECT row_number() OVER () AS source_row, line FROM read_csv($file, columns = {'line': 'VARCHAR'},"
+    " delim = chr(1), quote = '', escape = '', header = false, auto_detect = false, parallel = false)"
+)
+_READ_PARQUET = (
+    "SELECT file_row_number + 1 AS source_row, to_json(p)::VARCHAR AS line"
+    " FROM read_parquet($file, file_row_number = true) AS p"
+)
+
+
+def billing_period_start(period: str) -> dt.datetime:
+    """A delivery's ``YYYY-MM`` invoice month as the BillingPeriodStart its rows carry: the US/Pacific month start."""
+    month = dt.datetime.strptime(period, "%Y-%m")
+    return month.replace(tzinfo=ZoneInfo(GCP_INVOICE_TIME_ZONE)).astimezone(dt.UTC)
+
+
+def file_kind(path: Path) -> str:
+    """``json`` or ``parquet``; BigQuery cannot extract nested records as CSV, so nothing else is a GCP export."""
+    name = path.name.lower().removesuffix(".gz")
+    if name.endswith(".parquet") and not path.name.lower().endswith(".gz"):
+        return "parquet"
+    if name.endswith(_JSON_SUFFIXES):
+        return "json"
+    raise InputError(path, "unsupported file type for a GCP billing export (expected .json[l][.gz] or .parquet)")
+
+
+def is_json_file(path: Path) -> bool:
+    return path.name.lower().removesuffix(".gz").endswith(_JSON_SUFFIXES)
+
+
+def json_record_keys(path: Path) -> set[str]:
+    """Top-level keys of the first record of a JSON-lines file (to tell its format), empty when there is none."""
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8") as handle:
+            for line in handle:
+                if line.strip():
+                    record = json.loads(line)
+                    return set(record) if isinstance(record, dict) else set()
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(path, f"unreadable JSON lines: {exc}") from exc
+    return set()
+
+
+def format_from_columns(columns: set[str]) -> str | None:
+    """``gcp-bq`` for a billing export table's nested columns, ``gcp-focus`` for Google's FOCUS view, else None."""
+    if {"invoice", "credits", "service", "cost", "billing_account_id"} <= columns:
+        return "gcp-bq"
+    # Google's FOCUS view keeps the export's credits and cost type in its own x_ columns
+    return "gcp-focus" if {"BilledCost", "x_Credits", "x_CostType", "x_ServiceId"} <= columns else None
+
+
+def read_files(con: duckdb.DuckDBPyConnection, files: Sequence[Path]) -> duckdb.DuckDBPyRelation:
+    """Every record of the delivery as JSON text with its file and 1-based row, in temp table ``gcp_bq_lines``."""
+    kinds = [file_kind(f) for f in files]
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE {_LINES} (file_index INTEGER, source_file VARCHAR, source_label VARCHAR,"
+        " source_row BIGINT, line VARCHAR)"
+    )
+    labels = _line_item_labels(files)
+    for index, (file, kind) in enumerate(zip(files, kinds, strict=True)):
+        query = _READ_PARQUET if kind == "parquet" else _READ_LINES
+        try:
+            con.execute(
+                f"INSERT INTO {_LINES} SELECT $index, $name, $label, source_row, line FROM ({query})",
+                {"index": index, "name": str(file), "label": labels[file], "file": str(file)},
+            )
+        except duckdb.Error as exc:
+            raise InputError(file, f"unreadable: {str(exc).strip().splitlines()[0]}") from exc
+    return con.table(_LINES)
+
+
+def create_source_view(
+    con: duckdb.DuckDBPyConnection,
+    raw: duckdb.DuckDBPyRelation,
+    files: Sequence[Path],
+    *,
+    source_version: str | None = None,
+) -> dict[str, str]:
+    """Parse, type and validate ``gcp_bq_lines`` into ``gcp_bq_src``; raise on the first bad record.
+
+    ``raw`` is the relation :func:`read_files` returned. Returns no cast columns: every cast is checked
+    here, row by row, so the model itself cannot fail on input values.
+    """
+    del raw
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {_TYPED} AS {typed_records_sql(source_version)}")
+    bad = con.execute(
+        f"SELECT source_file, source_row, problem.path, problem.message FROM {_TYPED}"
+        " WHERE problem IS NOT NULL ORDER BY file_index, source_row LIMIT 1"
+    ).fetchone()
+    if bad:
+        raise InputError(bad[0], bad[3], row=int(bad[1]), column=bad[2])
+    con.execute(f"CREATE OR REPLACE TEMP VIEW {SOURCE_VIEW} AS SELECT * EXCLUDE (problem) FROM {_TYPED}")
+    return {}
+
+
+def _line_item_labels(files: Sequence[Path]) -> dict[Path, str]:
+    """Prefix of x_SourceLineItemId per file: its name, or its full path when two files share a name."""
+    names = [f.name for f in files]
+    return {f: f.name if names.count(f.name) == 1 else str(f) for f in files}
+
+
+def record_structure() -> dict[str, Any]:
+    """The explicit ``json_transform`` structure: every leaf is text, repeated records are lists of objects."""
+    structure: dict[str, Any] = {}
+    for field in BQ_FIELDS:
+        _put(structure, field.path, TEXT)
+    for path in BQ_KEY_VALUE_LISTS:
+        _put(structure, path, [{"key": TEXT, "value": TEXT}])
+    _put(structure, "tags", [dict.fromkeys(BQ_TAG_FIELDS, TEXT)])
+    _put(structure, "credits", [dict.fromkeys(BQ_CREDIT_FIELDS, TEXT)])
+    return structure
+
+
+def _put(structure: dict[str, Any], path: str, leaf: object) -> None:
+    *parents, name = path.split(".")
+    node = structure
+    for parent in parents:
+        node = node.setdefault(parent, {})
+    node[name] = leaf
+
+
+def _text(path: str) -> str:
+    return f"nullif(trim(rec.{path}), '')"
+
+
+def _typed(field: BqField) -> str:
+    text = _text(field.path)
+    if field.sql_type == COST:
+        return _decimal(text)
+    if field.sql_type == TIMESTAMP:
+        return f"TRY_CAST({text} AS TIMESTAMPTZ)"
+    return text
+
+
+def _decimal(text: str) -> str:
+    # 64-bit decimals parse much faster than 128-bit; both round to scale 10 the same way.
+    return f"coalesce(TRY_CAST({text} AS DECIMAL(18,10)), TRY_CAST({text} AS {COST}))"
+
+
+def _problem(path: str | None, message_sql: str, condition: str) -> str:
+    path_sql = quote_literal(path) if path is not None else "CAST(NULL AS VARCHAR)"
+    return f"CASE WHEN {condition} THEN {{'path': {path_sql}, 'message': {message_sql}}} END"
+
+
+def _problems() -> list[str]:
+    """Per-record checks, most basic first; the first that fires is reported."""
+    checks = [_problem(None, quote_literal("malformed JSON: not one JSON object on this line"), "NOT is_object")]
+    shape_paths = [*BQ_OBJECTS, *BQ_ARRAYS]
+    for position, path in enumerate(shape_paths, start=1):
+        expected = "OBJECT" if path in BQ_OBJECTS else "ARRAY"
+        found = f"shapes[{position}]"
+        checks.append(
+            _problem(
+                path,
+                f"'expected a JSON {expected.lower()}, found ' || lower({found})",
+                f"{found} NOT IN ('{expected}', 'NULL')",
+            )
+        )
+    for path in ("credits", "labels", "system_labels", "tags", "project.labels"):
+        checks.append(
+            _problem(
+                path, quote_literal("an element is not a JSON object"), f"list_position(rec.{path}, NULL) IS NOT NULL"
+            )
+        )
+    for field in BQ_FIELDS:
+        if field.required:
+            checks.append(
+                _problem(field.path, quote_literal("required value is missing"), f"{_text(field.path)} IS NULL")
+            )
+    for field in BQ_FIELDS:
+        if field.sql_type != TEXT:
+            text = _text(field.path)
+            checks.append(
+                _problem(
+                    field.path,
+                    f"{text} || ' is not a valid {field.sql_type}'",
+                    f"{text} IS NOT NULL AND {field.column} IS NULL",
+                )
+            )
+    checks.append(
+        _problem(
+            "invoice.month",
+            f"{_text('invoice.month')} || ' is not a YYYYMM month'",
+            f"NOT regexp_full_match({_text('invoice.month')}, '[0-9]{{6}}')"
+            f" OR TRY_STRPTIME({_text('invoice.month')}, '%Y%m') IS NULL",
+        )
+    )
+    allowed_cost_types = ", ".join(quote_literal(t) for t in COST_TYPES)
+    checks.append(
+        _problem(
+            "cost_type",
+            f"'unknown cost type ' || {_text('cost_type')}",
+            f"{_text('cost_type')} NOT IN ({allowed_cost_types})",
+        )
+    )
+    checks.append(
+        _problem(
+            "usage_end_time",
+            "'usage_end_time ' || usage_end_time || ' is not after usage_start_time ' || usage_start_time",
+            "usage_end_time <= usage_start_time",
+        )
+    )
+    checks.extend(_credit_problems())
+    return checks
+
+
+def _credit_problems() -> list[str]:
+    """The first credit with a missing or bad amount, or a type the model does not know, named by its index."""
+    known = ", ".join(quote_literal(t) for t in sorted(GCP_CREDIT_TYPES))
+    # (field, condition on credit {c}, message about credit {c}); {c} is a struct with ordinal, raw and amount.
+    cases = (
+        ("amount", "nullif(trim({c}.raw.amount), '') IS NULL", "'credit amount is missing'"),
+        ("amount", "{c}.amount IS NULL", "trim({c}.raw.amount) || ' is not a valid " + COST + "'"),
+        (
+            "type",
+            "coalesce(nullif(trim({c}.raw.type), ''), '-') NOT IN (" + known + ")",
+            "'unknown credit type ' || coalesce(nullif(trim({c}.raw.type), ''), 'NULL')",
+        ),
+    )
+    problems = []
+    for field, condition, message in cases:
+        first = "list_filter(credit_checks, c -> " + condition.format(c="c") + ")[1]"
+        problems.append(
+            f"CASE WHEN {first} IS NOT NULL THEN {{'path': 'credits[' || {first}.ordinal || '].{field}',"
+            f" 'message': {message.format(c=first)}}} END"
+        )
+    return problems
+
+
+def _credit_struct(element: str) -> str:
+    """One typed credit: text fields trimmed, ``amount`` as DECIMAL, plus its 1-based ``ordinal``."""
+    fields = [
+        f"'{name}': "
+        + (
+            _decimal(f"nullif(trim({element}.{name}), '')")
+            if name == "amount"
+            else f"nullif(trim({element}.{name}), '')"
+        )
+        for name in BQ_CREDIT_FIELDS
+    ]
+    return "{'ordinal': i, " + ", ".join(fields) + "}"
+
+
+def typed_records_sql(source_version: str | None = None) -> str:
+    """SELECT producing one typed row per record of ``gcp_bq_lines``, with the first problem found (or NULL).
+
+    ``source_version`` names the source table for x_SourceVersion; by default it is told per record.
+    """
+    structure = quote_literal(json.dumps(record_structure(), sort_keys=True))
+    shape_paths = ", ".join(quote_literal("$." + p) for p in (*BQ_OBJECTS, *BQ_ARRAYS))
+    resource_position = len(BQ_OBJECTS) - BQ_OBJECTS[::-1].index("resource")
+    scalar_columns = ",\n        ".join(f"{_typed(f)} AS {f.column}" for f in BQ_FIELDS)
+    problems = ",\n            ".join(_problems())
+    version = (
+        quote_literal(source_version)
+        if source_version
+        else f"CASE WHEN shapes[{resource_position}] IS NOT NULL THEN 'gcp_billing_export_resource_v1'"
+        " ELSE 'gcp_billing_export_v1' END"
+    )
+    return f"""
+WITH lines AS (
+    SELECT file_index, source_file, source_label, source_row, line
+    FROM {_LINES}
+    -- a blank line carries no record (row numbers still count it)
+    WHERE nullif(trim(line), '') IS NOT NULL
+),
+
+parsed AS (
+    SELECT *, CASE WHEN json_valid(line) THEN json_type(line) = 'OBJECT' ELSE false END AS is_object
+    FROM lines
+),
+
+records AS (
+    SELECT
+        file_index, source_file, source_label, source_row, is_object,
+        CASE WHEN is_object THEN json_type(line, [{shape_paths}]) END AS shapes,
+        CASE WHEN is_object THEN json_transform(line, {structure}) END AS rec
+    FROM parsed
+),
+
+typed AS (
+    SELECT
+        file_index,
+        source_file,
+        source_row,
+        source_label || ':' || source_row AS source_line_item_id,
+        {version} AS source_version,
+        {scalar_columns},
+        list_filter(rec.labels, l -> nullif(l.key, '') IS NOT NULL) AS labels,
+        list_filter(rec.system_labels, l -> nullif(l.key, '') IS NOT NULL) AS system_labels,
+        list_filter(rec.project.labels, l -> nullif(l.key, '') IS NOT NULL) AS project_labels,
+        list_filter(rec.tags, t -> nullif(t.key, '') IS NOT NULL) AS tags,
+        list_transform(list_filter(rec.credits, c -> c IS NOT NULL), (c, i) -> {_credit_struct("c")}) AS credits,
+        list_transform(list_filter(rec.credits, c -> c IS NOT NULL), (c, i) -> {{
+            'ordinal': i, 'raw': c, 'amount': {_decimal("nullif(trim(c.amount), '')")}}}) AS credit_checks,
+        is_object,
+        shapes,
+        rec
+    FROM records
+)
+
+SELECT
+    * EXCLUDE (credit_checks, is_object, shapes, rec),
+    list_filter([
+        {problems}
+    ], p -> p IS NOT NULL)[1] AS problem
+FROM typed
+"""
+
+
+# Google's FOCUS view (template 2024-03-19) -> the export's own fields: the view keeps cost before credits in
+# BilledCost and the credits in x_Credits, so the export model (and its credit policy) applies unchanged.
+_FOCUS_VIEW_VERSION = "gcp_focus_view_2024_03_19"
+_FOCUS_VIEW_NESTED = json.dumps(
+    {
+        "Tags": [{"key": TEXT, "value": TEXT, "x_type": TEXT, "x_inherited": TEXT, "x_namespace": TEXT}],
+        "x_Credits": [{"Name": TEXT, "Amount": TEXT, "FullName": TEXT, "Id": TEXT, "Type": TEXT}],
+    }
+)
+# export field path -> the view's column, to name the file's own column in errors
+FOCUS_VIEW_COLUMNS = {
+    "billing_account_id": "BillingAccountId",
+    "invoice.month": "BillingPeriodStart",
+    "cost_type": "x_CostType",
+    "service.id": "x_ServiceId",
+    "service.description": "ServiceName",
+    "sku.id": "SkuId",
+    "sku.description": "ChargeDescription",
+    "usage_start_time": "ChargePeriodStart",
+    "usage_end_time": "ChargePeriodEnd",
+    "export_time": "x_ExportTime",
+    "cost": "BilledCost",
+    "cost_at_list": "ListCost",
+    "currency": "BillingCurrency",
+    "currency_conversion_rate": "x_CurrencyConversionRate",
+    "usage.amount": "ConsumedQuantity",
+    "credits": "x_Credits",
+    "tags": "Tags",
+    "labels": "Tags",
+    "system_labels": "Tags",
+    "project.labels": "Tags",
+    "project": "x_Project",
+}
+
+
+def _tags_of(kind: str, fields: str) -> str:
+    return f"to_json(list_transform(list_filter(nested.Tags, e -> e.x_type = '{kind}'), e -> {{{fields}}}))"
+
+
+def focus_view_records_sql() -> str:
+    """Rewrite each FOCUS-view record of ``gcp_bq_lines`` as the billing export record it was made from."""
+    key_value = "'key': e.key, 'value': e.value"
+    credit = "'name': c.Name, 'amount': c.Amount, 'full_name': c.FullName, 'id': c.Id, 'type': c.Type"
+    return f"""
+SELECT
+    file_index, source_file, source_label, source_row,
+    CASE WHEN nested IS NULL THEN line ELSE json_object(
+        'billing_account_id', line -> '$.BillingAccountId',
+        'invoice', json_object('month', strftime(timezone('America/Los_Angeles',
+            TRY_CAST(line ->> '$.BillingPeriodStart' AS TIMESTAMPTZ)), '%Y%m')),
+        'cost_type', line -> '$.x_CostType',
+        'service', json_object('id', line -> '$.x_ServiceId', 'description', line -> '$.ServiceName'),
+        'sku', json_object('id', line -> '$.SkuId', 'description', line -> '$.ChargeDescription'),
+        'usage_start_time', line -> '$.ChargePeriodStart',
+        'usage_end_time', line -> '$.ChargePeriodEnd',
+        'export_time', line -> '$.x_ExportTime',
+        'project', json_object('id', line -> '$.x_Project.id', 'number', line -> '$.x_Project.number',
+            'name', line -> '$.x_Project.name', 'labels', {_tags_of("project_label", key_value)}),
+        'labels', {_tags_of("label", key_value)},
+        'system_labels', {_tags_of("system_label", key_value)},
+        'tags', {_tags_of("tag", key_value + ", 'inherited': e.x_inherited, 'namespace': e.x_namespace")},
+        'location', json_object('location', line -> '$.x_Location', 'region', line -> '$.RegionId',
+            'zone', line -> '$.AvailabilityZone'),
+        'resource', json_object('name', line -> '$.ResourceName', 'global_name', line -> '$.ResourceId'),
+        'usage', json_object('amount', line -> '$.ConsumedQuantity', 'unit', line -> '$.ConsumedUnit'),
+        'credits', to_json(list_transform(nested.x_Credits, c -> {{{credit}}})),
+        'cost', line -> '$.BilledCost',
+        'cost_at_list', line -> '$.ListCost',
+        'currency', line -> '$.BillingCurrency',
+        'currency_conversion_rate', line -> '$.x_CurrencyConversionRate',
+        'transaction_type', CASE WHEN coalesce(line ->> '$.PublisherName', 'Google Cloud') = 'Google Cloud'
+            THEN 'GOOGLE' ELSE 'THIRD_PARTY_RESELLER' END,
+        'seller_name', line -> '$.PublisherName'
+    )::VARCHAR END AS line
+FROM (
+    SELECT *, CASE WHEN json_valid(line) AND json_type(line) = 'OBJECT'
+        THEN json_transform(line, {quote_literal(_FOCUS_VIEW_NESTED)}) END AS nested
+    FROM {_LINES}
+)
+"""
+
+
+def create_focus_view_source_view(
+    con: duckdb.DuckDBPyConnection, raw: duckdb.DuckDBPyRelation, files: Sequence[Path]
+) -> dict[str, str]:
+    """``gcp-focus``: Google's FOCUS view records, mapped back to export fields, then read like ``gcp-bq``."""
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {_LINES} AS {focus_view_records_sql()}")
+    try:
+        return create_source_view(con, raw, files, source_version=_FOCUS_VIEW_VERSION)
+    except InputError as exc:
+        path = (exc.column or "").split("[")[0]
+        column = FOCUS_VIEW_COLUMNS.get(path, exc.column) if exc.column else None
+        raise InputError(exc.file, exc.reason, row=exc.row, column=column) from exc

@@ -1,0 +1,437 @@
+"""Generic FOCUS import (``--format focus``): FOCUS 1.0 / 1.1 / 1.2 files of any provider -> FOCUS 1.2 rows."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from conftest import focus_snapshot
+from focus_cases import Row, as_version, total, write_csv, write_parquet
+
+from gpuledger import focus_validator as fv
+from gpuledger.checks import run_checks
+from gpuledger.detect import detect_format
+from gpuledger.errors import InputError
+from gpuledger.load import load_delivery
+from models.delivery import Delivery
+from models.focus import FOCUS_COLUMN_NAMES
+
+PERIOD = {
+    "BillingPeriodStart": "2026-10-01T00:00:00Z",
+    "BillingPeriodEnd": "2026-11-01T00:00:00Z",
+    "ChargePeriodStart": "2026-10-03T00:00:00Z",
+    "ChargePeriodEnd": "2026-10-04T00:00:00Z",
+    "BillingCurrency": "USD",
+    "ChargeClass": None,
+}
+
+# A specialist GPU cloud: one account, an 8x H100 node, object storage, a credit and a tax.
+COREWEAVE = {
+    **PERIOD,
+    "ProviderName": "CoreWeave",
+    "PublisherName": "CoreWeave",
+    "InvoiceIssuerName": "CoreWeave",
+    "BillingAccountId": "cw-org-4411",
+    "BillingAccountName": "Helios Research",
+    "RegionId": "US-EAST-04",
+    "RegionName": "US East 04",
+}
+GPU_NODE = {
+    **COREWEAVE,
+    "ChargeCategory": "Usage",
+    "ChargeDescription": "gd-8xh100ib-i128 instance hours",
+    "ChargeFrequency": "Usage-Based",
+    "ServiceCategory": "Compute",
+    "ServiceName": "Virtual Machines",
+    "ServiceSubcategory": "Virtual Machines",
+    "ResourceId": "node-h100-a",
+    "ResourceName": "h100-a",
+    "ResourceType": "Node",
+    "SkuId": "gd-8xh100ib-i128",
+    "SkuPriceId": "gd-8xh100ib-i128:on-demand",
+    "SkuMeter": "Instance Hours",
+    "SkuPriceDetails": '{"GpuCount": 8, "InstanceType": "gd-8xh100ib-i128"}',
+    "PricingCategory": "Standard",
+    "PricingQuantity": "24",
+    "PricingUnit": "Hours",
+    "ConsumedQuantity": "24",
+    "ConsumedUnit": "Hours",
+    "ListUnitPrice": "49.24",
+    "ContractedUnitPrice": "49.24",
+    "ListCost": "1181.76",
+    "ContractedCost": "1181.76",
+    "BilledCost": "1181.76",
+    "EffectiveCost": "1181.76",
+    "Tags": '{"team": "llm", "job": "pretrain-7"}',
+}
+OBJECT_STORAGE = {
+    **GPU_NODE,
+    "ChargeDescription": "Object storage, standard",
+    "ServiceCategory": "Storage",
+    "ServiceName": "Object Storage",
+    "ServiceSubcategory": "Object Storage",
+    "ResourceId": "bucket-checkpoints",
+    "ResourceName": "checkpoints",
+    "ResourceType": "Bucket",
+    "SkuId": "object-storage-standard",
+    "SkuPriceId": "object-storage-standard:on-demand",
+    "SkuMeter": "Storage",
+    "SkuPriceDetails": None,
+    "PricingQuantity": "1024.5",
+    "PricingUnit": "GB-Months",
+    "ConsumedQuantity": "1024.5",
+    "ConsumedUnit": "GB-Months",
+    "ListUnitPrice": "0.0011",
+    "ContractedUnitPrice": "0.0011",
+    "ListCost": "1.12695",
+    "ContractedCost": "1.12695",
+    "BilledCost": "1.12695",
+    "EffectiveCost": "1.12695",
+    "Tags": None,
+}
+_NO_PRICE = dict.fromkeys(
+    (
+        "ResourceId",
+        "ResourceName",
+        "ResourceType",
+        "SkuId",
+        "SkuPriceId",
+        "SkuMeter",
+        "SkuPriceDetails",
+        "PricingCategory",
+        "PricingQuantity",
+        "PricingUnit",
+        "ConsumedQuantity",
+        "ConsumedUnit",
+        "ListUnitPrice",
+        "ContractedUnitPrice",
+        "Tags",
+    )
+)
+CREDIT = {
+    **GPU_NODE,
+    **_NO_PRICE,
+    "ChargeCategory": "Credit",
+    "ChargeDescription": "Startup credit",
+    "ChargeFrequency": "One-Time",
+    "ListCost": "-100",
+    "ContractedCost": "-100",
+    "BilledCost": "-100",
+    "EffectiveCost": "-100",
+}
+TAX = {**CREDIT, "ChargeCategory": "Tax", "ChargeDescription": "Sales tax", "ChargeFrequency": "Recurring"}
+TAX |= {"ListCost": "86.03", "ContractedCost": "86.03", "BilledCost": "86.03", "EffectiveCost": "86.03"}
+
+# A hyperscaler's FOCUS export (OCI-like): a compartment per team, compute covered by a spend commitment.
+ORACLE = {
+    **PERIOD,
+    "ProviderName": "Oracle",
+    "PublisherName": "Oracle",
+    "InvoiceIssuerName": "Oracle",
+    "BillingAccountId": "ocid1.tenancy.oc1..aaaahelios",
+    "BillingAccountName": "helios",
+    "SubAccountId": "ocid1.compartment.oc1..aaaallm",
+    "SubAccountName": "llm",
+    "RegionId": "us-ashburn-1",
+    "RegionName": "US East (Ashburn)",
+    "AvailabilityZone": "AD-1",
+}
+OCI_GPU = {
+    **ORACLE,
+    "ChargeCategory": "Usage",
+    "ChargeDescription": "BM.GPU.H100.8 hours",
+    "ChargeFrequency": "Usage-Based",
+    "ServiceCategory": "Compute",
+    "ServiceName": "Compute",
+    "ResourceId": "ocid1.instance.oc1.iad.gpu1",
+    "ResourceName": "gpu1",
+    "ResourceType": "Instance",
+    "SkuId": "B98415",
+    "SkuPriceId": "B98415",
+    "SkuMeter": "GPU Hours",
+    "SkuPriceDetails": '{"InstanceType": "BM.GPU.H100.8", "GpuCount": 8}',
+    "PricingCategory": "Committed",
+    "PricingQuantity": "192",
+    "PricingUnit": "GPU Hours",
+    "ConsumedQuantity": "192",
+    "ConsumedUnit": "GPU Hours",
+    "ListUnitPrice": "10",
+    "ContractedUnitPrice": "9.5",
+    "ListCost": "1920",
+    "ContractedCost": "1824",
+    "BilledCost": "1824",
+    "EffectiveCost": "1824",
+    "CommitmentDiscountId": "ocid1.commitment.oc1..uc2026",
+    "CommitmentDiscountCategory": "Spend",
+    "CommitmentDiscountName": "Universal Credits 2026",
+    "CommitmentDiscountType": "Universal Credits",
+    "CommitmentDiscountStatus": "Used",
+    "Tags": '{"Oracle-Tags.CreatedBy": "ops", "team": "llm"}',
+}
+OCI_EGRESS = {
+    **OCI_GPU,
+    "ChargeDescription": "Outbound data transfer",
+    "ServiceCategory": "Networking",
+    "ServiceName": "Networking",
+    "ResourceId": "ocid1.vcn.oc1.iad.main",
+    "ResourceName": "main",
+    "ResourceType": "Vcn",
+    "SkuId": "B88327",
+    "SkuPriceId": "B88327",
+    "SkuMeter": "Outbound Data Transfer",
+    "SkuPriceDetails": None,
+    "PricingCategory": "Standard",
+    "PricingQuantity": "12.5",
+    "PricingUnit": "GB",
+    "ConsumedQuantity": "12.5",
+    "ConsumedUnit": "GB",
+    "ListUnitPrice": "0.0085",
+    "ContractedUnitPrice": "0.0085",
+    "ListCost": "0.10625",
+    "ContractedCost": "0.10625",
+    "BilledCost": "0.10625",
+    "EffectiveCost": "0.10625",
+    "CommitmentDiscountId": None,
+    "CommitmentDiscountCategory": None,
+    "CommitmentDiscountName": None,
+    "CommitmentDiscountType": None,
+    "CommitmentDiscountStatus": None,
+    "Tags": None,
+}
+
+# What a FOCUS 1.2 export adds to each row (a 1.0 export lacks these; the model derives them).
+FOCUS_1_2_COLUMNS = {
+    "CapacityReservationId": None,
+    "CapacityReservationStatus": None,
+    "CommitmentDiscountQuantity": None,
+    "CommitmentDiscountUnit": None,
+    "InvoiceId": "INV-2026-10",
+    "BillingAccountType": "Organization",
+    "SubAccountType": None,
+    "PricingCurrency": "USD",
+}
+
+
+def coreweave_rows() -> list[Row]:
+    rows = [GPU_NODE, OBJECT_STORAGE, CREDIT, TAX]
+    return [FOCUS_1_2_COLUMNS | _pricing_currency(row) for row in rows]
+
+
+def oracle_rows() -> list[Row]:
+    rows = [FOCUS_1_2_COLUMNS | _pricing_currency(row) for row in (OCI_GPU, OCI_EGRESS)]
+    rows[0] |= {"ServiceSubcategory": "Virtual Machines", "SubAccountType": "Compartment"}
+    rows[0] |= {"CommitmentDiscountQuantity": "1824", "CommitmentDiscountUnit": "USD", "BillingAccountType": "Tenancy"}
+    rows[1] |= {"ServiceSubcategory": "Network Connectivity", "SubAccountType": "Compartment"}
+    rows[1] |= {"BillingAccountType": "Tenancy"}
+    return rows
+
+
+def _pricing_currency(row: Row) -> Row:
+    return row | {
+        "PricingCurrencyEffectiveCost": row["EffectiveCost"],
+        "PricingCurrencyListUnitPrice": row.get("ListUnitPrice"),
+        "PricingCurrencyContractedUnitPrice": row.get("ContractedUnitPrice"),
+    }
+
+
+def _write(path: Path, rows: list[Row]) -> Path:
+    return write_parquet(path, rows) if path.suffix == ".parquet" else write_csv(path, rows)
+
+
+def _slices(con) -> list[tuple[str, str, Decimal, Decimal]]:
+    return con.execute(
+        "SELECT ProviderName, BillingAccountId, sum(BilledCost), sum(EffectiveCost) FROM focus.costs"
+        " GROUP BY ALL ORDER BY ALL"
+    ).fetchall()
+
+
+def _failed_checks(con) -> list[str]:
+    return [f"{r.check}: {r.sample}" for r in run_checks(con) if not r.passed]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+@pytest.mark.parametrize("version", ["1.0", "1.1", "1.2"])
+def test_every_focus_version_becomes_focus_1_2_with_exact_sums(con, tmp_path, version, suffix):
+    rows = as_version(coreweave_rows() + oracle_rows(), version)
+    file = _write(tmp_path / f"focus-{version}{suffix}", rows)
+    result = load_delivery(con, Delivery("focus", (file,)))
+
+    assert _failed_checks(con) == []
+    cw, oci = rows[:4], rows[4:]
+    assert _slices(con) == [
+        ("CoreWeave", "cw-org-4411", total(cw, "BilledCost"), total(cw, "EffectiveCost")),
+        ("Oracle", "ocid1.tenancy.oc1..aaaahelios", total(oci, "BilledCost"), total(oci, "EffectiveCost")),
+    ]
+    assert [(s.provider_name, s.rows) for s in result.slices] == [("CoreWeave", 4), ("Oracle", 2)]
+    assert con.execute("SELECT DISTINCT x_SourceVersion, x_SourceFormat FROM focus.costs").fetchall() == [
+        (version, f"focus-{version}")
+    ]
+    derived = con.execute(
+        "SELECT ServiceName, ServiceSubcategory, BillingAccountType, SubAccountType, CommitmentDiscountQuantity,"
+        " CommitmentDiscountUnit, PricingCurrency, PricingCurrencyEffectiveCost, x_InstanceType"
+        " FROM focus.costs WHERE ProviderName = 'Oracle' ORDER BY ServiceName"
+    ).fetchall()
+    if version == "1.0":
+        # The 1.1 and 1.2 columns derived: spend commitments count money; names that are subcategories stay so.
+        assert derived == [
+            ("Compute", "Other (Compute)", "Billing Account", "Sub Account", Decimal(1824), "USD", "USD",
+             Decimal(1824), None),
+            ("Networking", "Other (Networking)", "Billing Account", "Sub Account", None, None, "USD",
+             Decimal("0.10625"), None),
+        ]  # fmt: skip
+    elif version == "1.2":
+        # Values the source has pass through.
+        assert derived == [
+            ("Compute", "Virtual Machines", "Tenancy", "Compartment", Decimal(1824), "USD", "USD", Decimal(1824),
+             "BM.GPU.H100.8"),
+            ("Networking", "Network Connectivity", "Tenancy", "Compartment", None, None, "USD", Decimal("0.10625"),
+             None),
+        ]  # fmt: skip
+    gpu = con.execute(
+        "SELECT ServiceSubcategory, x_InstanceType, Tags, SkuPriceDetails FROM focus.costs"
+        " WHERE ResourceId = 'node-h100-a'"
+    ).fetchone()
+    assert gpu == (
+        "Virtual Machines",
+        None if version == "1.0" else "gd-8xh100ib-i128",
+        '{"job":"pretrain-7","team":"llm"}',
+        None if version == "1.0" else '{"GpuCount":8,"InstanceType":"gd-8xh100ib-i128"}',
+    )
+
+
+def test_two_providers_in_one_file_are_separate_slices(con, tmp_path):
+    both = write_csv(tmp_path / "october.csv", coreweave_rows() + oracle_rows())
+    load_delivery(con, Delivery("focus", (both,)))
+    oracle_before = con.execute("SELECT * FROM focus.costs WHERE ProviderName = 'Oracle' ORDER BY ALL").fetchall()
+
+    # CoreWeave restates its month alone (the credit withdrawn): its slice is replaced, Oracle's stays as it was.
+    restated = [row for row in coreweave_rows() if row["ChargeCategory"] != "Credit"]
+    load_delivery(con, Delivery("focus", (write_csv(tmp_path / "coreweave-restated.csv", restated),)))
+
+    owners = con.execute("SELECT provider_name, delivery_id FROM meta.slices ORDER BY ALL").fetchall()
+    assert [p for p, _ in owners] == ["CoreWeave", "Oracle"]
+    assert owners[0][1] != owners[1][1]
+    cw = total(coreweave_rows(), "BilledCost") + 100
+    assert _slices(con)[0][2] == cw
+    assert con.execute("SELECT * FROM focus.costs WHERE ProviderName = 'Oracle' ORDER BY ALL").fetchall() == (
+        oracle_before
+    )
+
+
+def test_a_provider_less_manifest_replaces_only_the_slices_of_its_rows(con, tmp_path):
+    load_delivery(con, Delivery("focus", (write_csv(tmp_path / "a.csv", coreweave_rows()),)))
+    before = focus_snapshot(con)
+    header_only = tmp_path / "empty.csv"
+    header_only.write_text(",".join(coreweave_rows()[0]) + "\n")
+    # The generic format cannot tell which provider an empty restatement is for: nothing is replaced.
+    result = load_delivery(con, Delivery("focus", (header_only,), billing_period="2026-10", billing_account_id="x"))
+    assert result.slices == ()
+    assert focus_snapshot(con) == before
+
+
+def test_literal_null_and_naive_timestamps_are_read_and_logged_once(con, tmp_path, caplog):
+    rows = [row | {"ChargePeriodStart": "2026-10-03 00:00:00", "ChargePeriodEnd": "2026-10-04T00:00"}
+            for row in coreweave_rows()]  # fmt: skip
+    file = write_csv(tmp_path / "sloppy.csv", rows, null="NULL")
+    with caplog.at_level(logging.WARNING, logger="gpuledger"):
+        load_delivery(con, Delivery("focus", (file,)))
+
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    literal = [m for m in warned if "the literal NULL" in m]
+    assert all(str(file) in m for m in warned)
+    assert any("'CapacityReservationId' has 4 cell(s)" in m for m in literal)
+    assert len(literal) == len({m.split(" has ")[0] for m in literal})
+    naive = sorted(m.split("'")[1] for m in warned if "without a time zone" in m)
+    assert naive == ["ChargePeriodEnd", "ChargePeriodStart"]
+    assert _failed_checks(con) == []
+    row = con.execute(
+        "SELECT ChargePeriodStart, ChargePeriodEnd, ChargeClass, CapacityReservationId FROM focus.costs LIMIT 1"
+    ).fetchone()
+    assert [str(v) for v in row] == ["2026-10-03 00:00:00+00:00", "2026-10-04 00:00:00+00:00", "None", "None"]
+    assert _slices(con)[0][2] == total(rows, "BilledCost")
+
+
+def test_identical_rows_both_count_with_their_own_line_item_ids(con, tmp_path):
+    rows = coreweave_rows()
+    file = write_csv(tmp_path / "dup.csv", [*rows, rows[0]])
+    load_delivery(con, Delivery("focus", (file,)))
+    ids = [r[0] for r in con.execute("SELECT x_SourceLineItemId FROM focus.costs").fetchall()]
+    assert len(ids) == len(set(ids)) == 5
+    assert _slices(con)[0][2] == total([*rows, rows[0]], "BilledCost")
+
+
+def test_parquet_without_time_zone_is_read_as_utc(con, tmp_path, caplog):
+    file = write_parquet(tmp_path / "naive.parquet", oracle_rows(), naive=True)
+    with caplog.at_level(logging.WARNING, logger="gpuledger"):
+        load_delivery(con, Delivery("focus", (file,)))
+    naive = sorted(r.getMessage().split("'")[1] for r in caplog.records if "without a time zone" in r.getMessage())
+    assert naive == ["BillingPeriodEnd", "BillingPeriodStart", "ChargePeriodEnd", "ChargePeriodStart"]
+    start = con.execute("SELECT DISTINCT BillingPeriodStart FROM focus.costs").fetchall()
+    assert start == [(dt.datetime(2026, 10, 1, tzinfo=dt.UTC),)]
+
+
+@pytest.mark.parametrize(
+    ("change", "row", "column", "reason"),
+    [
+        ({"BilledCost": "12,50"}, 3, "BilledCost", "'12,50' is not a decimal number"),
+        ({"ChargeCategory": "Fee"}, 2, "ChargeCategory", "'Fee' is not an allowed value"),
+        ({"CommitmentDiscountStatus": "Partial"}, 5, "CommitmentDiscountStatus", "'Partial' is not an allowed"),
+        ({"ChargePeriodStart": "03/10/2026"}, 4, "ChargePeriodStart", "'03/10/2026' is not a timestamp"),
+        ({"BillingAccountId": ""}, 6, "BillingAccountId", "must not be null"),
+        ({"Tags": "team=llm"}, 1, "Tags", "'team=llm' is not a JSON object"),
+    ],
+)
+def test_bad_values_name_file_row_and_column_and_publish_nothing(con, tmp_path, change, row, column, reason):
+    load_delivery(con, Delivery("focus", (write_csv(tmp_path / "good.csv", oracle_rows()),)))
+    before = focus_snapshot(con)
+    rows = coreweave_rows() + oracle_rows()
+    fine = write_csv(tmp_path / "fine.csv", rows)
+    rows[row - 1] = rows[row - 1] | change
+    bad = write_csv(tmp_path / "bad.csv", rows)
+    with pytest.raises(InputError) as error:
+        load_delivery(con, Delivery("focus", (fine, bad)))
+    assert (error.value.file, error.value.row, error.value.column) == (str(bad), row, column)
+    assert reason in error.value.reason
+    assert focus_snapshot(con) == before
+
+
+def test_missing_required_column_is_refused(con, tmp_path):
+    rows = [{k: v for k, v in row.items() if k != "ServiceName"} for row in coreweave_rows()]
+    file = write_csv(tmp_path / "no-service.csv", rows)
+    with pytest.raises(InputError, match="required FOCUS column is missing") as error:
+        load_delivery(con, Delivery("focus", (file,)))
+    assert (error.value.file, error.value.column) == (str(file), "ServiceName")
+    assert focus_snapshot(con) == []
+
+
+@pytest.mark.parametrize(("version", "failed"), [("1.2", []), ("1.0", ["SkuMeter-C-005-C"])])
+def test_output_passes_the_official_validator(con, tmp_path, version, failed):
+    if not fv.validator_venv_is_current():
+        pytest.skip("focus-validator venv not installed (make install-validator)")
+    file = write_csv(tmp_path / "focus.csv", as_version(coreweave_rows() + oracle_rows(), version))
+    load_delivery(con, Delivery("focus", (file,)))
+    out = tmp_path / "focus.parquet"
+    con.execute(f"COPY (SELECT {', '.join(FOCUS_COLUMN_NAMES)} FROM focus.costs) TO '{out}' (FORMAT parquet)")
+    result = fv.run_focus_validator(out, "ALL", install=False)
+    # A 1.0 export names no meter: SkuMeter stays NULL, which only the SHOULD rule SkuMeter-C-005-C flags.
+    assert sorted(result.failed) == failed
+
+
+@pytest.mark.parametrize(
+    ("providers", "extras", "expected"),
+    [
+        (["CoreWeave", "Oracle"], {}, "focus"),
+        (["Oracle"], {}, "focus"),
+        (["AWS"], {"x_UsageType": "BoxUsage:p5.48xlarge"}, "aws-focus"),
+        (["Amazon Web Services"], {}, "aws-focus"),
+        (["Microsoft"], {"x_SkuMeterCategory": "Virtual Machines"}, "azure-focus"),
+        (["AWS", "Microsoft"], {}, "focus"),
+        (["CoreWeave"], {"x_UsageType": "BoxUsage:p5.48xlarge"}, "focus"),
+    ],
+)
+def test_detect_tells_focus_exports_apart(con, tmp_path, providers, extras, expected):
+    rows = [coreweave_rows()[0] | {"ProviderName": p} | extras for p in providers]
+    assert detect_format(con, write_csv(tmp_path / "f.csv", rows)) == expected
