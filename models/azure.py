@@ -222,6 +222,8 @@ AZURE_UNITS: dict[str, tuple[str, int]] = {
     "1/Hour": ("Units/Hour", 1),
     "1/Day": ("Units/Day", 1),
     "1/Month": ("Units/Month", 1),
+    "1/Year": ("Units/Year", 1),
+    "1 Year": ("Years", 1),
     "1 GB": ("GB", 1),
     "10 GB": ("GB", 10),
     "100 GB": ("GB", 100),

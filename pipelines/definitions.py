@@ -32,7 +32,7 @@ from gpuledger.load import SliceTotal
 from gpuledger.pipeline import allocate, load_month, open_warehouse, resolve_home
 from gpuledger.sqlfiles import load_sql
 
-PROVIDERS = ("aws",)
+PROVIDERS = ("aws", "azure", "gcp")
 # end_offset=1 includes the open (current) month, which providers restate until it closes.
 BILLING_MONTHS = MonthlyPartitionsDefinition(start_date="2024-01-01", end_offset=1)
 INGESTION_PARTITIONS = MultiPartitionsDefinition(

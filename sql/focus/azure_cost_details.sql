@@ -107,17 +107,24 @@ costed AS (
 priced AS (
     SELECT
         c.*,
-        trim(c.unit_of_measure) AS unit_key,
-        coalesce(u.focus_unit, nullif(trim(c.unit_of_measure), ''), 'Units') AS focus_unit,
-        coalesce(u.block_size, '1') AS block_size,
+        -- units missing from ref.azure_units: a leading count is the block ("1/Year" -> Units/Year per 1)
+        coalesce(
+            u.focus_unit,
+            CASE
+                WHEN c.unit_text IS NULL OR regexp_full_match(c.unit_text, '[0-9]+') THEN 'Units'
+                WHEN regexp_matches(c.unit_text, '^[0-9]* ?/') THEN 'Units/' || trim(split_part(c.unit_text, '/', 2))
+                ELSE regexp_replace(c.unit_text, '^[0-9]+ +', '')
+            END
+        ) AS focus_unit,
+        coalesce(u.block_size, nullif(regexp_extract(c.unit_text, '^[0-9]+'), ''), '1') AS block_size,
         coalesce(
             c.unit_price,
             c.effective_price,
             CAST(c.cost / nullif(c.quantity, 0) AS DECIMAL(38, 10))
         ) AS contracted_price_pc,
         c.payg_price AS list_price_pc
-    FROM costed AS c
-    LEFT JOIN units AS u ON u.unit_of_measure = trim(c.unit_of_measure)
+    FROM (SELECT *, nullif(trim(unit_of_measure), '') AS unit_text FROM costed) AS c
+    LEFT JOIN units AS u ON u.unit_of_measure = c.unit_text
 ),
 
 billing_prices AS (

@@ -321,6 +321,26 @@ def test_gpu_vm_size_spot_marketplace_and_units(con, tmp_path):
     assert rows["NVIDIA"][9] == "Other"
 
 
+@pytest.mark.parametrize(
+    ("unit", "pricing_unit", "consumed_quantity", "consumed_unit"),
+    [
+        ("1 Hour", "Hours", Decimal(24), "Hours"),
+        ("100 Hours", "100 Hours", Decimal(2400), "Hours"),
+        ("5 Widgets", "5 Widgets", Decimal(120), "Widgets"),
+        ("1 /Month", "Units/Month", Decimal(24), "Units/Month"),
+        ("1000", "1000 Units", Decimal(24000), "Units"),
+    ],
+)
+def test_units_missing_from_the_table_keep_their_block(
+    con, tmp_path, unit, pricing_unit, consumed_quantity, consumed_unit
+):
+    rows = ea_actual()[:1]
+    rows[0]["UnitOfMeasure"] = unit
+    _load(con, "azure-actual", write_csv(tmp_path / "units.csv", rows, EA_HEADER))
+    row = con.execute("SELECT PricingQuantity, PricingUnit, ConsumedQuantity, ConsumedUnit FROM focus.costs").fetchone()
+    assert row == (Decimal(24), pricing_unit, consumed_quantity, consumed_unit)
+
+
 def test_x_source_line_item_ids_are_unique_even_for_identical_rows(con, tmp_path):
     rows = ea_actual()
     path = write_csv(tmp_path / "dupes.csv", [*rows, rows[0], rows[0]], EA_HEADER)
@@ -464,6 +484,16 @@ def test_gzip_semicolon_file_is_refused_too(con, tmp_path):
         handle.write("\t".join(EA_HEADER) + "\n")
     with pytest.raises(InputError, match="delimited by tabs"):
         _load(con, "azure-actual", path)
+
+
+def test_files_of_one_delivery_must_share_their_header(con, tmp_path):
+    actual, _ = _ea_files(tmp_path)
+    swapped = [*EA_HEADER]
+    swapped[0], swapped[1] = swapped[1], swapped[0]
+    amortized = write_csv(tmp_path / "ea-amortized" / "part_9.csv", ea_amortized(), swapped)
+    with pytest.raises(InputError, match="header differs") as caught:
+        _load(con, "azure-cost-details", actual, amortized)
+    assert caught.value.file == str(amortized)
 
 
 @pytest.mark.parametrize("missing", ["CostInBillingCurrency", "ChargeType", "BillingPeriodStartDate", "Date"])
