@@ -70,30 +70,17 @@ _AWS_CUR = FormatModel(
     line_item_id_column="identity_line_item_id",
 )
 
-# One passthrough model for every FOCUS export; a profile adds what one provider's export carries.
-_AWS_FOCUS = FormatModel(
-    provider_name=AWS_PROVIDER_NAME,
-    create_source_view=aws_focus.PROFILE.create_source_view,
-    model_sql="focus/focus_passthrough.sql",
-    source_totals_sql="reconcile/focus_passthrough_source_totals.sql",
-    enumerated_columns={},
-)
 
-_AZURE_FOCUS = FormatModel(
-    provider_name=AZURE,
-    create_source_view=azure_focus.PROFILE.create_source_view,
-    model_sql="focus/focus_passthrough.sql",
-    source_totals_sql="reconcile/focus_passthrough_source_totals.sql",
-    enumerated_columns={},
-)
+def _focus_passthrough(provider_name: str | None, profile: focus_passthrough.FocusProfile) -> FormatModel:
+    # One model for every FOCUS export; the profile adds what one provider's export carries.
+    return FormatModel(
+        provider_name=provider_name,
+        create_source_view=profile.create_source_view,
+        model_sql="focus/focus_passthrough.sql",
+        source_totals_sql="reconcile/focus_passthrough_source_totals.sql",
+        enumerated_columns={},
+    )
 
-_FOCUS = FormatModel(
-    provider_name=None,
-    create_source_view=focus_passthrough.GENERIC.create_source_view,
-    model_sql="focus/focus_passthrough.sql",
-    source_totals_sql="reconcile/focus_passthrough_source_totals.sql",
-    enumerated_columns={},
-)
 
 _GCP_BQ = FormatModel(
     provider_name=GCP_PROVIDER_NAME,
@@ -126,9 +113,9 @@ def _azure_cost_details(create_source_view: SourceViewBuilder) -> FormatModel:
 FORMAT_MODELS: dict[str, FormatModel] = {
     "aws-cur1": _AWS_CUR,
     "aws-cur2": _AWS_CUR,
-    "aws-focus": _AWS_FOCUS,
-    "azure-focus": _AZURE_FOCUS,
-    "focus": _FOCUS,
+    "aws-focus": _focus_passthrough(AWS_PROVIDER_NAME, aws_focus.PROFILE),
+    "azure-focus": _focus_passthrough(AZURE, azure_focus.PROFILE),
+    "focus": _focus_passthrough(None, focus_passthrough.GENERIC),
     "gcp-bq": _GCP_BQ,
     "gcp-focus": _GCP_FOCUS,
     "azure-actual": _azure_cost_details(azure_cost_details.create_actual_view),

@@ -1,4 +1,4 @@
-"""Shared fixtures: a fresh warehouse per test."""
+"""Shared fixtures: a fresh warehouse per test, and the official FOCUS validator."""
 
 from __future__ import annotations
 
@@ -8,7 +8,16 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from gpuledger import focus_validator as fv
 from gpuledger.pipeline import open_warehouse
+from models.focus import FOCUS_COLUMN_NAMES
+
+
+@pytest.fixture(scope="session")
+def validator_ready() -> None:
+    """The validator's pinned venv (installed from its hashed lock when missing, as `make install-validator` does)."""
+    if not fv.validator_venv_is_current():
+        fv.ensure_validator_venv()
 
 
 @pytest.fixture
@@ -28,3 +37,10 @@ def con(home: Path) -> Iterator[duckdb.DuckDBPyConnection]:
 def focus_snapshot(con: duckdb.DuckDBPyConnection) -> list[tuple[object, ...]]:
     """Every stored FOCUS row, in a stable order, for before/after comparisons."""
     return con.execute("SELECT * FROM focus.costs ORDER BY ALL").fetchall()
+
+
+def validate_warehouse(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> list[str]:
+    """The rules the official focus-validator (criteria ALL) fails on every stored FOCUS row, sorted."""
+    out = tmp_path / "focus-for-validator.parquet"
+    con.execute(f"COPY (SELECT {', '.join(FOCUS_COLUMN_NAMES)} FROM focus.costs) TO '{out}' (FORMAT parquet)")
+    return sorted(fv.run_focus_validator(out, "ALL", install=False).failed)

@@ -259,12 +259,6 @@ def write_focus_parquet(path: Path, rows: list[dict[str, Any]]) -> Path:
 
 
 @pytest.fixture(scope="session")
-def validator_ready() -> None:
-    if not fv.validator_venv_is_current():
-        fv.ensure_validator_venv()
-
-
-@pytest.fixture(scope="session")
 def valid_parquet(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_focus_parquet(tmp_path_factory.mktemp("focus") / "valid.parquet", focus_rows())
 

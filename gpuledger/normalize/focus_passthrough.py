@@ -282,9 +282,7 @@ def _hint_selects(source: SourceColumns) -> list[str]:
     rate = f"TRY_CAST({source.text(profile.pricing_rate)} AS DECIMAL(38,10))"
     selects.append(f"{rate} AS src_pricing_to_billing_rate")
     selects.append("filename AS src_file")
-    # FOCUS has no line-item id: a row is its file's name and its content.
-    cells = ", ".join(f"CAST({quote_ident(h)} AS VARCHAR)" for h in sorted(source.header_types) if h != "filename")
-    selects.append(f"md5(to_json([parse_filename(filename), {cells}])) AS src_line_item_id")
+    selects.append("src_line_item_id")
     return selects
 
 
@@ -389,18 +387,23 @@ def _scan(con: duckdb.DuckDBPyConnection, source: SourceColumns, files: Sequence
     for i, check in enumerate(cell_checks):
         if check.allowed:
             params[f"allowed_{i}"] = list(check.allowed)
-    cells = ", ".join(quote_ident(h) for h in sorted(source.header_types) if h != "filename")
-    selects = [f"count(*) - count(DISTINCT hash({cells}))"]
+    selects = [f"count(*) - count(DISTINCT hash({_row_cells(source)}))"]
     selects += [f"count_if({c.predicate(quote_ident(c.header), f'$allowed_{i}')})" for i, c in enumerate(cell_checks)]
     selects += [f"list(DISTINCT {quote_ident(h)})" for h in value_headers]
     sql = f"SELECT filename, {', '.join(selects)} FROM {_INPUT_VIEW} GROUP BY filename"
     by_file = {str(row[0]): row[1:] for row in con.execute(sql, params).fetchall()}
+    values = {
+        h: {file: set(row[1 + len(cell_checks) + i] or ()) - {None} for file, row in by_file.items()}
+        for i, h in enumerate(value_headers)
+    }
+    offending = _offending_values(con, [c for c in checks if c.per_value], values)
     findings: list[_Finding] = []
     for file in (str(f) for f in files if str(f) in by_file):
-        counts = by_file[file]
-        findings += [_Finding(file, c, int(n)) for c, n in zip(cell_checks, counts[1:], strict=False) if n]
-        values = dict(zip(value_headers, counts[1 + len(cell_checks) :], strict=True))
-        findings += _judge_values(con, file, [c for c in checks if c.per_value], values)
+        counts = by_file[file][1 : 1 + len(cell_checks)]
+        findings += [_Finding(file, c, int(n)) for c, n in zip(cell_checks, counts, strict=True) if n]
+        for check, bad in offending:
+            if hits := sorted(str(v) for v in values[check.header][file] & bad):
+                findings.append(_Finding(file, check, len(hits), hits[0]))
     for finding in findings:
         if finding.check.kind == "bad":
             raise _located(con, finding)
@@ -409,26 +412,23 @@ def _scan(con: duckdb.DuckDBPyConnection, source: SourceColumns, files: Sequence
     return _ScanResult(findings, any(row[0] for row in by_file.values()))
 
 
-def _judge_values(
-    con: duckdb.DuckDBPyConnection, file: str, checks: Sequence[_Check], values: Mapping[str, list[object] | None]
-) -> list[_Finding]:
-    """Per-value checks over each column's distinct values: how many offend, and one of them."""
-    findings = []
-    for header, distinct in values.items():
+def _offending_values(
+    con: duckdb.DuckDBPyConnection, checks: Sequence[_Check], values: Mapping[str, Mapping[str, set[object]]]
+) -> list[tuple[_Check, set[object]]]:
+    """Each per-value check with the distinct values (of any file) it flags: one small query per column."""
+    result = []
+    for header, by_file in values.items():
         mine = [c for c in checks if c.header == header]
-        params: dict[str, object] = {"values": [None if v is None else str(v) for v in distinct or []]}
+        params: dict[str, object] = {"values": sorted({v for vs in by_file.values() for v in vs})}
         selects = []
         for i, check in enumerate(mine):
             if check.allowed:
                 params[f"allowed_{i}"] = list(check.allowed)
-            predicate = check.predicate("v", f"$allowed_{i}")
-            selects.append(f"count_if({predicate}), min(v) FILTER (WHERE {predicate})")
+            selects.append(f"list(v) FILTER (WHERE {check.predicate('v', f'$allowed_{i}')})")
         row = con.execute(f"SELECT {', '.join(selects)} FROM (SELECT unnest($values) AS v)", params).fetchone()
         assert row is not None
-        for i, check in enumerate(mine):
-            if row[2 * i]:
-                findings.append(_Finding(file, check, int(row[2 * i]), row[2 * i + 1]))
-    return findings
+        result += [(check, set(flagged or ())) for check, flagged in zip(mine, row, strict=True)]
+    return result
 
 
 def _log_tolerated(findings: Sequence[_Finding]) -> None:
@@ -468,7 +468,10 @@ def _warn_naive_parquet_timestamps(
 
 
 def _create_clean_view(con: duckdb.DuckDBPyConnection, source: SourceColumns, findings: Sequence[_Finding]) -> set[str]:
-    """The input with literal NULLs emptied and minute-only timestamps given seconds; returns the changed columns."""
+    """The input with literal NULLs emptied, minute-only timestamps given seconds and a line-item id.
+
+    Returns the changed columns.
+    """
     nulls = {f.check.header for f in findings if f.check.kind == "null_literal"}
     minutes = {f.check.header for f in findings if f.check.kind == "minutes"}
     replaces = []
@@ -479,8 +482,21 @@ def _create_clean_view(con: duckdb.DuckDBPyConnection, source: SourceColumns, fi
             expr = f"regexp_replace(trim({expr}), '{_MINUTES_ONLY}', '\\1:00\\2')"
         replaces.append(f"{expr} AS {ident}")
     replace = f" REPLACE ({', '.join(replaces)})" if replaces else ""
-    con.execute(f"CREATE OR REPLACE TEMP VIEW {_CLEAN_VIEW} AS SELECT *{replace} FROM {_INPUT_VIEW}")
+    con.execute(
+        f"CREATE OR REPLACE TEMP VIEW {_CLEAN_VIEW} AS SELECT *{replace},"
+        f" format('{{:016x}}', hash(parse_filename(filename), {_row_cells(source)})) AS src_line_item_id"
+        f" FROM {_INPUT_VIEW}"
+    )
     return nulls | minutes
+
+
+def _row_cells(source: SourceColumns) -> str:
+    """Every cell of a row as read: FOCUS has no line-item id, so a row is its file's name and its content.
+
+    Hashed in 64 bits (md5 would cost a sixth of the load): ids need only be unique within a delivery, and the
+    scan numbers exact repeats.
+    """
+    return ", ".join(quote_ident(h) for h in sorted(source.header_types) if h != "filename")
 
 
 def _note_ignored_columns(source: SourceColumns, files: Sequence[Path]) -> None:
@@ -490,5 +506,6 @@ def _note_ignored_columns(source: SourceColumns, files: Sequence[Path]) -> None:
     if ignored:
         log.warning("%s: columns not in FOCUS 1.2 are ignored: %s", files[0], ", ".join(ignored))
     for name in _DERIVED:
-        if name not in source.focus:
+        # A 1.0 export cannot have ServiceSubcategory (1.1): only a newer one lacking it is worth a warning.
+        if name not in source.focus and not (name in ADDED_IN["1.1"] and source.version == "1.0"):
             log.warning("%s: column %r is missing; the model derives it", files[0], name)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from conftest import focus_snapshot
+from conftest import focus_snapshot, validate_warehouse
 from focus_cases import Row, total, write_csv, write_parquet
 
 from gpuledger.checks import run_checks
@@ -327,3 +327,8 @@ def test_bad_cost_names_file_row_and_column(con, tmp_path):
 def test_detects_focus_cost_exports(con, tmp_path):
     assert detect_format(con, write_csv(tmp_path / "a.csv", FOCUS_COST_1_0, bom=True)) == "azure-focus"
     assert detect_format(con, write_parquet(tmp_path / "b.parquet", _with_seconds(focus_cost_1_2()))) == "azure-focus"
+
+
+def test_upgraded_focus_cost_1_0_passes_the_official_validator(con, tmp_path, validator_ready):
+    load_delivery(con, Delivery("azure-focus", (write_csv(tmp_path / "focuscost.csv", FOCUS_COST_1_0, bom=True),)))
+    assert validate_warehouse(con, tmp_path) == []
