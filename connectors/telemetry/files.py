@@ -34,15 +34,17 @@ class _Check:
     """A rule every value of ``column`` must pass.
 
     ``predicate`` is SQL over ``{t}`` (the value as trimmed text, NULL if empty), true for a bad value;
-    it is written by this module, never taken from input. ``typed`` checks also hold over a typed
-    (Parquet) column's own values, so they skip the text conversion that would dominate a large scan.
+    it is written by this module, never taken from input. ``typed`` is the same rule over a typed (Parquet)
+    column's own values ``{t}``, for the column types starting with one of ``typed_for``: it skips the text
+    conversion that would dominate a large scan. Other types are checked as text, like CSV.
     """
 
     column: str
     predicate: str
     problem: str  # may name the raw value as {value}
     params: dict[str, object] = field(default_factory=dict)
-    typed: bool = False
+    typed: str | None = None
+    typed_for: tuple[str, ...] = ("",)
 
 
 def _text(value_sql: str) -> str:
@@ -50,14 +52,18 @@ def _text(value_sql: str) -> str:
 
 
 def _required_value(column: str) -> _Check:
-    return _Check(column, "{t} IS NULL", "value is empty", typed=True)
+    return _Check(column, "{t} IS NULL", "value is empty", typed="{t} IS NULL")
 
 
 def _timestamp(column: str) -> _Check:
+    """An ISO 8601 time; naive ones (text or a Parquet TIMESTAMP without zone) are UTC. A typed date or
+    timestamp is a time by its type, so only its infinities are refused (cheaply: no cast to TIMESTAMPTZ)."""
     return _Check(
         column,
-        "{t} IS NOT NULL AND TRY_CAST({t} AS TIMESTAMPTZ) IS NULL",
+        "{t} IS NOT NULL AND NOT coalesce(isfinite(TRY_CAST({t} AS TIMESTAMPTZ)), false)",
         "{value!r} is not an ISO 8601 time (naive times are UTC)",
+        typed="NOT isfinite({t})",
+        typed_for=("TIMESTAMP", "DATE"),
     )
 
 
@@ -99,7 +105,7 @@ def read_jobs_file(path: Path, *, cluster: str | None = None, source: str = "fil
             checks.append(_timestamp("end"))
         if "cluster" in types and not cluster:
             checks.append(_required_value("cluster"))
-        _check(con, [path], "jobs_raw", checks)
+        _check(con, [path], "jobs_raw", checks, types)
         is_list = types["nodes"].endswith("[]")
         nodes = 'CAST("nodes" AS VARCHAR[])' if is_list else cast_expr("nodes", types["nodes"], "VARCHAR")
         end = cast_expr("end", types["end"], "TIMESTAMPTZ") if "end" in types else "NULL::TIMESTAMPTZ"
@@ -206,13 +212,13 @@ def read_samples_file(
                 "utilization",
                 "{t} IS NOT NULL AND TRY_CAST({t} AS DOUBLE) IS NULL",
                 "{value!r} is not a number",
-                typed=True,
+                typed="{t} IS NOT NULL AND TRY_CAST({t} AS DOUBLE) IS NULL",
             ),
             _Check(
                 "utilization",
                 "NOT (TRY_CAST({t} AS DOUBLE) BETWEEN 0 AND 1)",
                 "utilization {value} is outside 0..1; it is a ratio (divide percentages by 100)",
-                typed=True,
+                typed="NOT (TRY_CAST({t} AS DOUBLE) BETWEEN 0 AND 1)",
             ),
         ]
         if "cluster" in types and not cluster:
@@ -279,17 +285,15 @@ def _check(
 ) -> None:
     """Raise an InputError naming the first row (in the first file that has one) that fails a check.
 
-    With ``types``, typed checks of non-text columns read the values as they are, and a timestamp check
-    of a column already typed as a timestamp is skipped (its type guarantees it).
+    With ``types``, a check with a ``typed`` rule for the column's type reads the values as they are; every
+    other check reads them as text. Either way every check runs on every column it names.
     """
     types = types or {}
     predicates = []
     for check in checks:
         column_type = types.get(check.column, "VARCHAR")
-        if check.typed and column_type != "VARCHAR":
-            predicates.append(check.predicate.format(t=quote_ident(check.column)))
-        elif "TIMESTAMP" in column_type:
-            predicates.append("false")
+        if check.typed is not None and column_type != "VARCHAR" and column_type.startswith(check.typed_for):
+            predicates.append(check.typed.format(t=quote_ident(check.column)))
         else:
             predicates.append(check.predicate.format(t=_text(quote_ident(check.column))))
     flags = con.execute(

@@ -9,7 +9,6 @@ DECIMAL from text. Which rows a delivery keeps and how they are amortized is the
 
 from __future__ import annotations
 
-import csv
 import gzip
 from collections.abc import Sequence
 from pathlib import Path
@@ -113,7 +112,7 @@ def _create_view(
     con: duckdb.DuckDBPyConnection, raw: duckdb.DuckDBPyRelation, files: Sequence[Path], mode: str
 ) -> dict[str, str]:
     """Expose ``raw`` as ``azure_cost_src``; returns the file's own headers that are cast, for error diagnostics."""
-    _require_one_header(files)
+    _require_commas(files)
     raw.create_view(_RAW_VIEW, replace=True)
     header_types = {name: str(sql_type) for name, sql_type in zip(raw.columns, raw.types, strict=True)}
     source_columns = [name for name in header_types if name != "filename"]
@@ -267,24 +266,17 @@ def _bom_guarded_filename(header: str, raw_type: str) -> str:
     )
 
 
-def _require_one_header(files: Sequence[Path]) -> None:
-    """Comma-separated files that all share the first file's header.
+def _require_commas(files: Sequence[Path]) -> None:
+    """Azure writes commas only: a ';' or tab header means a file re-saved by a spreadsheet (localized numbers).
 
-    Azure writes commas only: a ';' or tab header means a file re-saved by a spreadsheet (localized numbers).
-    DuckDB matches the columns of several CSV files by position, so a file with the same columns in another
-    order would silently swap them.
+    The files' columns need not be in the same order: ``read_raw`` matches them by name and refuses a file
+    that lacks a column another file of the delivery has.
     """
-    first: list[str] | None = None
     for file in (f for f in files if file_kind(f) == "csv"):
         line = _header_line(file)
         for delimiter, name in ((";", "';'"), ("\t", "tabs")):
             if line.count(delimiter) > line.count(","):
                 raise InputError(file, f"not comma-separated: the header is delimited by {name}")
-        header = next(csv.reader([line]), [])
-        if first is None:
-            first = header
-        elif header != first:
-            raise InputError(file, f"header differs from the delivery's first file, {files[0].name}")
 
 
 def _header_line(file: Path) -> str:

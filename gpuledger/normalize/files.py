@@ -1,7 +1,9 @@
 """Reading export data files into DuckDB relations, and pinpointing bad values in them.
 
 CSV is always read as text (``all_varchar``) and cast explicitly by the format's reader, so a cost
-column is never typed by sniffing. Parquet keeps its declared types.
+column is never typed by sniffing. Parquet keeps its declared types. The files of a delivery are matched
+by column name (case-insensitively, as DuckDB binds names), never by position, and must all have the same
+columns: a file lacking one would otherwise read as NULLs there.
 """
 
 from __future__ import annotations
@@ -37,10 +39,42 @@ def read_raw(con: duckdb.DuckDBPyConnection, files: Sequence[Path]) -> duckdb.Du
     names = [str(f) for f in files]
     try:
         if kinds == {"parquet"}:
-            return con.read_parquet(names, filename=True, union_by_name=True)
-        return con.read_csv(names, header=True, all_varchar=True, filename=True)
+            raw = con.read_parquet(names, filename=True, union_by_name=True)
+        else:
+            raw = con.read_csv(names, header=True, all_varchar=True, filename=True, union_by_name=True)
     except duckdb.Error as exc:
         raise _file_error(con, files, exc) from exc
+    if len(files) > 1:
+        _require_same_columns(con, files, raw.columns)
+    return raw
+
+
+def _require_same_columns(con: duckdb.DuckDBPyConnection, files: Sequence[Path], columns: Sequence[str]) -> None:
+    """Every file of the delivery has every column of the union (in any order): none is silently NULL."""
+    holders: dict[str, Path] = {}
+    per_file: list[tuple[Path, dict[str, str]]] = []
+    for file in files:
+        try:
+            own = {c.lower(): c for c in _single_file(con, file).columns}
+        except duckdb.Error as exc:
+            raise InputError(file, f"unreadable: {_first_line(exc)}") from exc
+        per_file.append((file, own))
+        for key in own:
+            holders.setdefault(key, file)
+    wanted = [c for c in columns if c.lower() in holders]  # the union, less the added filename column
+    for file, own in per_file:
+        missing = [c for c in wanted if c.lower() not in own]
+        if missing:
+            other = holders[missing[0].lower()]
+            more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+            message = f"column missing{more}, but {other.name} of the same delivery has it (all need the same columns)"
+            raise InputError(file, message, column=missing[0])
+
+
+def _single_file(con: duckdb.DuckDBPyConnection, file: Path) -> duckdb.DuckDBPyRelation:
+    if file_kind(file) == "parquet":
+        return con.read_parquet(str(file))
+    return con.read_csv(str(file), header=True, all_varchar=True)
 
 
 def cast_expr(header: str, raw_type: str, sql_type: str) -> str:

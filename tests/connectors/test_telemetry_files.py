@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import gzip
+from pathlib import Path
 
+import duckdb
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
@@ -337,3 +339,63 @@ def test_egress_file_refuses_negative_bytes_and_a_missing_cluster(tmp_path):
     with pytest.raises(InputError) as error:
         read_egress_file(path)
     assert error.value.column == "cluster"
+
+
+# --- typed (Parquet) columns pass the same checks as text ----------------------------------------------------
+
+
+def _duckdb_parquet(path: Path, select: str) -> Path:
+    with duckdb.connect() as con:
+        con.execute(f"COPY ({select}) TO '{path}' (FORMAT parquet)")
+    return path
+
+
+def test_a_text_check_still_runs_on_a_column_typed_as_a_timestamp(tmp_path):
+    # The uri check was skipped for any TIMESTAMP column, so a timestamp was taken for a checkpoint URI.
+    path = _duckdb_parquet(
+        tmp_path / "checkpoints.parquet",
+        "SELECT TIMESTAMP '2026-11-02 00:00:00' AS as_of, TIMESTAMP '2026-11-02 00:00:00' AS uri, 1 AS bytes",
+    )
+    with pytest.raises(InputError, match="is not a URI") as error:
+        read_checkpoint_inventory(path)
+    assert (error.value.file, error.value.row, error.value.column) == (str(path), 1, "uri")
+
+
+@pytest.mark.parametrize("sql_type", ["TIMESTAMP", "TIMESTAMPTZ", "DATE"])
+def test_an_infinite_typed_time_is_refused_like_infinite_text(tmp_path, sql_type):
+    path = _duckdb_parquet(
+        tmp_path / "egress.parquet",
+        f"SELECT * FROM (VALUES ('gpu-01', CAST('2026-11-02' AS {sql_type}), 'j1', 5),"
+        f" ('gpu-01', CAST('infinity' AS {sql_type}), 'j1', 5)) t(node, hour, job_id, bytes)",
+    )
+    with pytest.raises(InputError, match="'infinity' is not an ISO 8601 time") as error:
+        read_egress_file(path, cluster="c")
+    assert (error.value.file, error.value.row, error.value.column) == (str(path), 2, "hour")
+    text = tmp_path / "egress.csv"
+    text.write_text("node,hour,job_id,bytes\ngpu-01,2026-11-02,j1,5\ngpu-01,infinity,j1,5\n")
+    with pytest.raises(InputError, match="'infinity' is not an ISO 8601 time") as error:
+        read_egress_file(text, cluster="c")
+    assert (error.value.row, error.value.column) == (2, "hour")
+
+
+def test_a_typed_sample_time_must_not_be_empty_and_naive_ones_are_utc(tmp_path):
+    good, bad = tmp_path / "good.parquet", tmp_path / "bad.parquet"
+    select = "SELECT 'gpu-01' AS node, 0 AS gpu, {ts} AS timestamp, 0.5 AS utilization, 'orion' AS cluster"
+    _duckdb_parquet(good, select.format(ts="TIMESTAMP '2026-11-03 14:59:00'"))
+    _duckdb_parquet(bad, select.format(ts="CAST(NULL AS TIMESTAMP)"))
+    activity = read_samples_file(good, idle_threshold=0.05, interval_seconds=60)
+    assert activity.select("hour", "samples").rows() == [(_utc(14), 1)]
+    with pytest.raises(InputError, match="value is empty") as error:
+        read_samples_file([good, bad], idle_threshold=0.05, interval_seconds=60)
+    assert (error.value.file, error.value.row, error.value.column) == (str(bad), 1, "timestamp")
+
+
+def test_jobs_parquet_times_are_checked_by_type_too(tmp_path):
+    path = _duckdb_parquet(
+        tmp_path / "jobs.parquet",
+        "SELECT '1' AS job_id, 'orion' AS cluster, 'team-a' AS account, 'gpu-01' AS nodes, 1 AS gpu_count,"
+        " TIMESTAMP '2026-11-03 10:00:00' AS start, TIMESTAMP 'infinity' AS \"end\", 'COMPLETED' AS state",
+    )
+    with pytest.raises(InputError, match="'infinity' is not an ISO 8601 time") as error:
+        read_jobs_file(path)
+    assert (error.value.row, error.value.column) == (1, "end")

@@ -7,7 +7,7 @@ from cur_cases import EXPECTED_BILLED, EXPECTED_EFFECTIVE, every_line_item_type,
 
 from gpuledger.checks import run_checks
 from gpuledger.load import load_delivery
-from gpuledger.pipeline import open_warehouse
+from gpuledger.pipeline import deliveries_for, load_month, open_warehouse
 from models.delivery import Delivery
 
 # Columns FOCUS 1.1 and 1.2 added; a FOCUS_1_0_AWS export has none of them.
@@ -59,3 +59,18 @@ def test_aws_focus_export_is_upgraded_and_reconciles(con, aws_focus_export, vers
     assert formats == [(f"aws-focus-{version}", "AWS")]
     tags = con.execute('SELECT count(*) FROM focus.costs WHERE Tags LIKE \'%"team":"llm"%\'').fetchone()
     assert tags == (1,)
+
+
+def test_a_configured_aws_focus_folder_of_month_files_loads(con, home, aws_focus_export):
+    month = home / "exports" / "focus" / "2026-11"
+    month.mkdir(parents=True)
+    file = month / "part-0.parquet"
+    file.write_bytes(aws_focus_export["1.2"].read_bytes())
+    (home / "gpuledger.toml").write_text(
+        '[[sources]]\nname = "aws"\nformat = "aws-focus"\npath = "exports/focus"\n', encoding="utf-8"
+    )
+    (delivery,) = deliveries_for(home, "aws", "2026-11")
+    assert (delivery.files, delivery.billing_period, delivery.source_name) == ((file,), "2026-11", "aws")
+    (result,) = load_month(con, home, "aws", "2026-11")
+    (only,) = result.slices
+    assert (only.billed_cost, only.effective_cost) == (EXPECTED_BILLED, EXPECTED_EFFECTIVE)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from conftest import focus_snapshot, validate_warehouse
@@ -12,6 +14,7 @@ from gpuledger.checks import run_checks
 from gpuledger.detect import detect_format
 from gpuledger.errors import InputError
 from gpuledger.load import load_delivery
+from gpuledger.pipeline import deliveries_for, load_month
 from models.delivery import Delivery
 
 MCA_PROFILE = "/providers/Microsoft.Billing/billingAccounts/7c4f2e:0a1b_2019-05-31/billingProfiles/HX5Y-ABCD-BG7-PGB"
@@ -332,3 +335,53 @@ def test_detects_focus_cost_exports(con, tmp_path):
 def test_upgraded_focus_cost_1_0_passes_the_official_validator(con, tmp_path, validator_ready):
     load_delivery(con, Delivery("azure-focus", (write_csv(tmp_path / "focuscost.csv", FOCUS_COST_1_0, bom=True),)))
     assert validate_warehouse(con, tmp_path) == []
+
+
+# --- a configured azure-focus source: FocusCost export runs, or a folder of files -------------------------------
+
+
+def _focus_cost_run(root: Path, run_id: str, submitted: str, rows: list[Row]) -> Path:
+    """One FocusCost export run as the storage container holds it: data parts, then manifest.json."""
+    run = root / "focus-mca" / "20261001-20261031" / "202611010600" / run_id
+    data = write_csv(run / "part_0_0001.csv", rows, bom=True)
+    manifest = {
+        "exportConfig": {"exportName": "focus-mca", "type": "FocusCost", "dataVersion": "1.0"},
+        "runInfo": {"submittedTime": submitted, "runId": run_id},
+        "blobs": [{"blobName": f"exports/focus-mca/20261001-20261031/202611010600/{run_id}/{data.name}"}],
+    }
+    (run / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return data
+
+
+def _configure(home: Path, folder: str) -> None:
+    text = f'[[sources]]\nname = "azure"\nformat = "azure-focus"\npath = "{folder}"\n'
+    (home / "gpuledger.toml").write_text(text, encoding="utf-8")
+
+
+def test_a_configured_focus_cost_export_loads_its_newest_complete_run(con, home):
+    root = home / "exports"
+    _focus_cost_run(root, "run-1", "2026-11-01T06:00:00Z", FOCUS_COST_1_0[:2])
+    newest = _focus_cost_run(root, "run-2", "2026-11-02T06:00:00Z", FOCUS_COST_1_0)
+    (root / "focus-mca" / "20261001-20261031" / "202611030600" / "run-3").mkdir(parents=True)  # still writing
+    for folder in ("exports", "exports/focus-mca"):  # a folder of exports, or the export itself
+        _configure(home, folder)
+        (delivery,) = deliveries_for(home, "azure")
+        assert (delivery.source_format, delivery.files, delivery.billing_period, delivery.version) == (
+            "azure-focus",
+            (newest,),
+            "2026-10",
+            "run-2",
+        )
+    (result,) = load_month(con, home, "azure", "2026-10")
+    assert [(s.provider_name, s.rows, s.billed_cost) for s in result.slices] == [
+        ("Microsoft", 5, total(FOCUS_COST_1_0, "BilledCost"))
+    ]
+
+
+def test_a_configured_azure_focus_folder_of_month_files(con, home):
+    file = write_csv(home / "downloads" / "focuscost-2026-10.csv", FOCUS_COST_1_0, bom=True)
+    _configure(home, "downloads")
+    (delivery,) = deliveries_for(home, "azure", "2026-10")
+    assert (delivery.files, delivery.billing_period) == ((file,), "2026-10")
+    (result,) = load_month(con, home, "azure", "2026-10")
+    assert [s.rows for s in result.slices] == [5]
