@@ -28,6 +28,7 @@ from models.aws import AWS_PROVIDER_NAME
 from models.aws_cur import LINE_ITEM_TYPES
 from models.azure import CHARGE_TYPES, PRICING_MODELS
 from models.delivery import Delivery
+from models.focus import BILLING_MONTH_SQL
 from models.gcp import GCP_PROVIDER_NAME
 from models.gpu_catalog import AZURE
 
@@ -278,9 +279,9 @@ def _check_rows_match_manifest(con: duckdb.DuckDBPyConnection, delivery: Deliver
     if delivery.billing_period is None:
         return
     stray = con.execute(
-        "SELECT x_SourceFile, x_SourceLineItemId, BillingAccountId, strftime(BillingPeriodStart, '%Y-%m')"
+        f"SELECT x_SourceFile, x_SourceLineItemId, BillingAccountId, {BILLING_MONTH_SQL}"
         " FROM focus.cost_rows WHERE x_DeliveryId = $id"
-        " AND (strftime(BillingPeriodStart, '%Y-%m') <> $period"
+        f" AND ({BILLING_MONTH_SQL} <> $period"
         " OR BillingAccountId <> coalesce($account, BillingAccountId))"
         " LIMIT 1",
         {"id": delivery_id, "period": delivery.billing_period, "account": delivery.billing_account_id},
@@ -288,8 +289,9 @@ def _check_rows_match_manifest(con: duckdb.DuckDBPyConnection, delivery: Deliver
     if stray:
         raise InputError(
             stray[0],
-            f"line item {stray[1]} is for account {stray[2]}, period {stray[3]}, but manifest {delivery.manifest}"
-            f" delivers account {delivery.billing_account_id}, period {delivery.billing_period}",
+            f"line item {stray[1]} is for account {stray[2]}, period {stray[3]},"
+            f" but {delivery.manifest or 'the delivery'} delivers account {delivery.billing_account_id},"
+            f" period {delivery.billing_period}",
             column="BillingPeriodStart",
         )
 

@@ -13,6 +13,10 @@ from enum import StrEnum
 
 FOCUS_VERSION = "1.2"
 
+# YYYY-MM of a row's billing month: periods start at local midnight (UTC-12 to UTC+14; GCP invoices use
+# US/Pacific), so 14 hours after BillingPeriodStart always falls inside the month in UTC.
+BILLING_MONTH_SQL = "strftime(BillingPeriodStart + INTERVAL 14 HOUR, '%Y-%m')"
+
 
 class FocusType(StrEnum):
     """FOCUS data types and the DuckDB type each is stored as."""

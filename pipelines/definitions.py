@@ -32,7 +32,8 @@ from gpuledger.load import SliceTotal
 from gpuledger.pipeline import allocate, load_month, open_warehouse, resolve_home
 from gpuledger.sqlfiles import load_sql
 
-PROVIDERS = ("aws", "azure", "gcp")
+# "focus": sources of format focus, FOCUS files of any other provider (OCI, GPU clouds)
+PROVIDERS = ("aws", "azure", "gcp", "focus")
 # end_offset=1 includes the open (current) month, which providers restate until it closes.
 BILLING_MONTHS = MonthlyPartitionsDefinition(start_date="2024-01-01", end_offset=1)
 INGESTION_PARTITIONS = MultiPartitionsDefinition(

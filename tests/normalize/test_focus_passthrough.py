@@ -7,14 +7,17 @@ import logging
 from decimal import Decimal
 from pathlib import Path
 
+import duckdb
 import pytest
 from conftest import focus_snapshot, validate_warehouse
 from focus_cases import Row, as_version, total, write_csv, write_parquet
 
 from gpuledger.checks import run_checks
+from gpuledger.cli import main
 from gpuledger.detect import detect_format
 from gpuledger.errors import InputError
 from gpuledger.load import load_delivery
+from gpuledger.pipeline import deliveries_for, load_month
 from models.delivery import Delivery
 
 PERIOD = {
@@ -428,3 +431,71 @@ def test_output_passes_the_official_validator(con, tmp_path, validator_ready, ve
 def test_detect_tells_focus_exports_apart(con, tmp_path, providers, extras, expected):
     rows = [coreweave_rows()[0] | {"ProviderName": p} | extras for p in providers]
     assert detect_format(con, write_csv(tmp_path / "f.csv", rows)) == expected
+
+
+# --- a configured [[sources]] folder of FOCUS files -------------------------------------------------------------
+
+
+def _configure(home: Path, fmt: str, folder: str) -> None:
+    text = f'[[sources]]\nname = "neo"\nformat = "{fmt}"\npath = "{folder}"\n'
+    (home / "gpuledger.toml").write_text(text, encoding="utf-8")
+
+
+def test_a_configured_focus_folder_gives_one_delivery_per_month_folder(con, home):
+    root = home / "exports" / "neo"
+    october = write_csv(root / "2026-10" / "part-1.csv", coreweave_rows()[:2])
+    second = write_csv(root / "2026-10" / "part-2.csv", coreweave_rows()[2:])
+    named = write_csv(root / "restated" / "coreweave-2026-09.csv", [])
+    (root / "2026-10" / "notes.txt").write_text("not data")
+    _configure(home, "focus", "exports/neo")
+    deliveries = deliveries_for(home)
+    assert [(d.source_format, d.billing_period, d.files, d.source_name) for d in deliveries] == [
+        ("focus", "2026-09", (named,), "neo"),
+        ("focus", "2026-10", (october, second), "neo"),
+    ]
+    (result,) = load_month(con, home, "focus", "2026-10")
+    assert [(s.provider_name, s.rows, s.billed_cost) for s in result.slices] == [
+        ("CoreWeave", 4, total(coreweave_rows(), "BilledCost"))
+    ]
+    assert load_month(con, home, "focus", "2026-10")[0].unchanged
+
+
+def test_a_configured_focus_file_without_a_month_is_named(home):
+    loose = write_csv(home / "exports" / "neo" / "costs.csv", coreweave_rows())
+    _configure(home, "focus", "exports/neo")
+    with pytest.raises(InputError, match="no billing month") as error:
+        deliveries_for(home)
+    assert error.value.file == str(loose)
+
+
+def test_a_month_folders_rows_must_belong_to_its_month(con, home):
+    write_csv(home / "exports" / "neo" / "BILLING_PERIOD=2026-11" / "part-1.csv", coreweave_rows())
+    _configure(home, "focus", "exports/neo")
+    with pytest.raises(InputError, match="period 2026-10"):
+        load_month(con, home, "focus", "2026-11")
+    assert focus_snapshot(con) == []
+
+
+def test_an_export_below_a_plain_focus_folder_is_not_read_file_by_file(home):
+    # Its folders hold superseded runs too: reading every file would count them twice.
+    data = home / "exports" / "all" / "focus-export" / "data" / "BILLING_PERIOD=2026-10"
+    write_csv(data / "exec-1" / "part-1.csv", coreweave_rows())
+    write_csv(data / "exec-2" / "part-1.csv", coreweave_rows())
+    manifest = home / "exports" / "all" / "focus-export" / "metadata" / "BILLING_PERIOD=2026-10"
+    manifest.mkdir(parents=True)
+    (manifest / "focus-export-Manifest.json").write_text("{}", encoding="utf-8")
+    _configure(home, "focus", "exports/all")
+    with pytest.raises(InputError, match="point the source's path at the export's own folder") as error:
+        deliveries_for(home)
+    assert error.value.file == str(manifest / "focus-export-Manifest.json")
+
+
+def test_the_nightly_run_ingests_a_configured_focus_source(home):
+    write_csv(home / "exports" / "neo" / "2026-10" / "part-1.csv", coreweave_rows())
+    _configure(home, "focus", "exports/neo")
+    assert main(["run", "--home", str(home)]) == 0
+    with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
+        rows = con.execute("SELECT ProviderName, count(*), sum(BilledCost) FROM focus.costs GROUP BY ALL").fetchall()
+        split = con.execute("SELECT sum(BilledCost) FROM allocation.cost_split").fetchone()
+    assert rows == [("CoreWeave", 4, total(coreweave_rows(), "BilledCost"))]
+    assert split == (total(coreweave_rows(), "BilledCost"),)
