@@ -341,6 +341,16 @@ def test_script_gates_on_leaf_failures(mutated_run: tuple[subprocess.CompletedPr
     ]
 
 
+def test_patched_purchase_rule_still_flags_a_commitment_purchase_with_effective_cost(
+    validator_ready: None, tmp_path: Path
+) -> None:
+    rows = focus_rows()
+    purchase = next(r for r in rows if r["ChargeCategory"] == "Purchase" and r["CommitmentDiscountId"])
+    purchase["EffectiveCost"] = purchase["PricingCurrencyEffectiveCost"] = purchase["BilledCost"]
+    result = fv.run_focus_validator(write_focus_parquet(tmp_path / "purchase.parquet", rows), "ALL")
+    assert "EffectiveCost-C-005-C" in result.failed, result.report()
+
+
 def test_script_usage_errors() -> None:
     script = REPO / "scripts" / "validate-focus"
     missing = subprocess.run([script, "/nonexistent.parquet"], capture_output=True, text=True, check=False)

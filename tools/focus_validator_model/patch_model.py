@@ -3,7 +3,7 @@
 
 Reads ``focus_validator/rules/model-1.2.0.1.json`` as shipped in the PyPI package
 ``focus-validator==2.2.1``, checks that it is byte-identical to the file this patch was written
-against (sha256 below), applies the fixes for defects 1-3 of the bundled model (see README.md in
+against (sha256 below), applies the fixes for defects 1-3 and 7 of the bundled model (see README.md in
 this directory and docs reference ``focus-1.2.md`` section 5.6), and writes
 ``model-1.2.0.1.json`` next to this script, formatted exactly like the original
 (``json.dumps(indent=2)``, ASCII escapes, no trailing newline) so that a diff against the
@@ -41,7 +41,7 @@ PACKAGE = "focus-validator==2.2.1"
 # (matches the wheel's RECORD entry sha256=Y5swKs6e3QWSLj0V_O32JyPJLnzyXgp6ZoTdT9QHb-w).
 ORIGINAL_SHA256 = "639b302ace9edd05922e3d15fcedf62723c92e7cf25e0a7a6684dd4fd4076fec"
 # sha256 of the file this script writes; --check fails if the output ever differs.
-PATCHED_SHA256 = "7c7a219fc3bc8246c8fbb015d8fc578b1e47c59e0194c280bb66bfb47344e3be"
+PATCHED_SHA256 = "9814d79888b20a46b4eaaacef751e7893f2a27e3b27c5fe19ad5426d870ebef4"
 
 Json = dict[str, Any]
 
@@ -95,6 +95,22 @@ PATCHES: list[tuple[str, tuple[str, ...], Any, Any]] = [
         ("ValidationCriteria", "Condition"),
         _is_null("CommitmentDiscountId"),
         _id_set_and_usage("CommitmentDiscountId"),
+    ),
+    # Defect 7: "MUST be 0 when ChargeCategory is Purchase and the purchase is intended to cover
+    # future eligible charges" lost its second clause, so every Purchase must have EffectiveCost 0,
+    # including marketplace subscriptions that cover no other charge (Microsoft's own exports keep
+    # their cost). A commitment discount purchase is the one the data marks as covering future charges.
+    (
+        "EffectiveCost-C-005-C",
+        ("ValidationCriteria", "Condition"),
+        {"CheckFunction": "CheckValue", "ColumnName": "ChargeCategory", "Value": "Purchase"},
+        {
+            "CheckFunction": "AND",
+            "Items": [
+                {"CheckFunction": "CheckValue", "ColumnName": "ChargeCategory", "Value": "Purchase"},
+                _not_null("CommitmentDiscountId"),
+            ],
+        },
     ),
 ]
 
