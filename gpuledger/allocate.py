@@ -8,7 +8,7 @@ rolls everything back: nothing that does not reconcile to the cent is ever kept.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import duckdb
 
@@ -34,6 +34,15 @@ def month_bounds(month: str) -> tuple[datetime, datetime]:
     """UTC start of billing month ``YYYY-MM`` and of the month after."""
     start = datetime.strptime(month, "%Y-%m").replace(tzinfo=UTC)
     return start, start.replace(year=start.year + start.month // 12, month=start.month % 12 + 1)
+
+
+def billing_period_window(month: str) -> tuple[datetime, datetime]:
+    """The range holding BillingPeriodStart of billing month ``YYYY-MM`` in any billing time zone.
+
+    Periods start at local midnight (GCP invoices: US/Pacific), so between UTC-12 and UTC+14 of UTC midnight.
+    """
+    start, _ = month_bounds(month)
+    return start - timedelta(hours=14), start + timedelta(hours=12)
 
 
 def write_allocation_config(con: duckdb.DuckDBPyConnection, config: AllocationConfig) -> None:
@@ -63,6 +72,7 @@ def allocate_month(
 ) -> AllocationResult:
     """Split billing month ``YYYY-MM`` and rebuild the showback tables, all or nothing."""
     period_start, period_end = month_bounds(month)
+    window_params = dict(zip(("month_from", "month_to"), billing_period_window(month), strict=True))
     with transaction(con):
         write_allocation_config(con, config)
         store_exchange_rates(con, reporting or ReportingConfig())
@@ -70,8 +80,8 @@ def allocate_month(
         # Usage covers the hours the month's charges cover (provider billing months need not be UTC months).
         window = con.execute(
             "SELECT coalesce(min(ChargePeriodStart), $start), coalesce(max(ChargePeriodEnd), $end)"
-            " FROM focus.costs WHERE BillingPeriodStart = $start",
-            {"start": period_start, "end": period_end},
+            " FROM focus.costs WHERE BillingPeriodStart BETWEEN $month_from AND $month_to",
+            {"start": period_start, "end": period_end, **window_params},
         ).fetchone()
         assert window is not None
         con.execute("DELETE FROM gpu.usage WHERE billing_period_start = $start", {"start": period_start})
@@ -79,17 +89,20 @@ def allocate_month(
             "INSERT INTO gpu.usage BY NAME " + load_sql("telemetry/gpu_usage.sql"),
             {"billing_period_start": period_start, "period_start": window[0], "period_end": window[1]},
         )
-        con.execute("DELETE FROM allocation.cost_split WHERE BillingPeriodStart = $start", {"start": period_start})
+        con.execute(
+            "DELETE FROM allocation.cost_split WHERE BillingPeriodStart BETWEEN $month_from AND $month_to",
+            window_params,
+        )
         con.execute(
             "INSERT INTO allocation.cost_split BY NAME " + load_sql("allocation/cost_split.sql"),
-            {"period_start": period_start, "method_id": METHOD_ID},
+            {"period_start": period_start, "method_id": METHOD_ID, **window_params},
         )
         build_showback(con)
-        _audit(con, period_start)
+        _audit(con, month)
         counts = con.execute(
-            "SELECT (SELECT count(*) FROM allocation.cost_split WHERE BillingPeriodStart = $start),"
-            " (SELECT count(*) FROM gpu.usage WHERE billing_period_start = $start)",
-            {"start": period_start},
+            "SELECT (SELECT count(*) FROM allocation.cost_split WHERE BillingPeriodStart BETWEEN $month_from AND"
+            " $month_to), (SELECT count(*) FROM gpu.usage WHERE billing_period_start = $start)",
+            {"start": period_start, **window_params},
         ).fetchone()
     assert counts is not None
     return AllocationResult(month=month, split_rows=counts[0], usage_rows=counts[1])
@@ -105,15 +118,19 @@ def build_showback(con: duckdb.DuckDBPyConnection) -> None:
 def audit_failures(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[tuple[object, ...]]]:
     """The first offending rows of each audit in ``sql/audits/`` that fails for billing month ``YYYY-MM``."""
     period_start, _ = month_bounds(month)
+    month_from, month_to = billing_period_window(month)
+    params = {"period_start": period_start, "month_from": month_from, "month_to": month_to}
     failures = {}
     for path in sql_files("audits"):
-        bad = con.execute(path.read_text(encoding="utf-8"), {"period_start": period_start}).fetchmany(5)
+        sql = path.read_text(encoding="utf-8")
+        # DuckDB rejects unused named parameters: bind those the audit names
+        bad = con.execute(sql, {k: v for k, v in params.items() if f"${k}" in sql}).fetchmany(5)
         if bad:
             failures[path.stem] = bad
     return failures
 
 
-def _audit(con: duckdb.DuckDBPyConnection, period_start: datetime) -> None:
-    failures = audit_failures(con, f"{period_start:%Y-%m}")
+def _audit(con: duckdb.DuckDBPyConnection, month: str) -> None:
+    failures = audit_failures(con, month)
     if failures:
-        raise ReconciliationError(f"allocation audits failed for {period_start:%Y-%m}: first offending rows {failures}")
+        raise ReconciliationError(f"allocation audits failed for {month}: first offending rows {failures}")

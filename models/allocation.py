@@ -12,6 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from gpuledger.errors import InputError
+from models.aws import AWS_PROVIDER_NAME
+from models.gcp import GCP_PROVIDER_NAME
+from models.gpu_catalog import AZURE
 from models.telemetry import DEFAULT_IDLE_THRESHOLD
 
 CATEGORIES = ("run", "idle", "checkpoint_storage", "egress", "other")
@@ -22,9 +25,23 @@ METHOD_ID = "gpuledger-split-v1"
 """AllocatedMethodId of every split row (FOCUS 1.3 naming); bump when the method changes."""
 
 # Usage types (FOCUS x_UsageType) that move data out of a resource: internet, cross-region, cross-zone.
+# Keyed by ProviderName; AWS usage types, Azure meter names, GCP SKU descriptions (Cloud Storage's "Download").
 EGRESS_USAGE_PATTERNS: dict[str, tuple[str, ...]] = {
-    "AWS": ("%DataTransfer-Out-Bytes", "%-AWS-Out-Bytes", "%DataTransfer-xAZ-%", "%CloudFront-Out-Bytes"),
+    AWS_PROVIDER_NAME: ("%DataTransfer-Out-Bytes", "%-AWS-Out-Bytes", "%DataTransfer-xAZ-%", "%CloudFront-Out-Bytes"),
+    AZURE: ("%Data Transfer Out%", "Inter Availability Zone Data Transfer%"),
+    GCP_PROVIDER_NAME: (
+        "Network Internet Data Transfer Out%",
+        "Network Inter Region Data Transfer Out%",
+        "Network Internet Egress%",
+        "Network Inter Zone Data Transfer Out%",
+        "Download %",
+    ),
 }
+
+
+def canonical_resource_id(resource_id: str) -> str:
+    """A ResourceId as FOCUS stores it: Azure ARM ids are case-insensitive and stored in lower case."""
+    return resource_id.lower() if resource_id.lower().startswith(("/subscriptions/", "/providers/")) else resource_id
 
 
 @dataclass(frozen=True)
@@ -127,7 +144,7 @@ def _nodes(path: Path, entries: Any) -> tuple[NodeMapping, ...]:
         keys = ("cluster", "node", "resource_id")
         if not isinstance(entry, dict) or set(entry) != set(keys) or not all(isinstance(entry[k], str) for k in keys):
             raise InputError(path, f"[[nodes]] #{index} needs exactly string keys {', '.join(keys)}", column="nodes")
-        nodes.append(NodeMapping(entry["cluster"], entry["node"], entry["resource_id"]))
+        nodes.append(NodeMapping(entry["cluster"], entry["node"], canonical_resource_id(entry["resource_id"])))
     if len({(n.cluster, n.node) for n in nodes}) != len(nodes):
         raise InputError(path, "[[nodes]] lists a (cluster, node) twice", column="nodes")
     return tuple(nodes)

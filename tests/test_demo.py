@@ -120,10 +120,24 @@ def _source_totals(home: Path) -> Totals:
     return dict(totals)
 
 
+def _generator_totals(home: Path) -> Totals:
+    """Azure and GCP: the totals the generators summed in Decimal from the rows they wrote."""
+    totals: Totals = defaultdict(lambda: [Decimal(0), Decimal(0)])
+    for t in json.loads((home / "exports" / "_expected_totals_azure.json").read_text()):
+        # the combined dataset bills what ActualCost bills and amortizes what AmortizedCost amortizes
+        column = 0 if t["dataset"] == "ActualCost" else 1
+        totals[(t["billing_profile_id"], t["billing_period"], t["currency"])][column] += Decimal(t["cost"])
+    for t in json.loads((home / "exports" / "_expected_totals_gcp.json").read_text()):
+        month = f"{t['invoice_month'][:4]}-{t['invoice_month'][4:]}"
+        # credits are FOCUS rows or reductions of their charge: billed and effective are both cost + credits
+        totals[(t["billing_account_id"], month, t["currency"])] = [Decimal(t["net"]), Decimal(t["net"])]
+    return dict(totals)
+
+
 def test_every_slice_reconciles_with_the_source_to_the_cent(demo_home):
-    focus, source = _focus_totals(demo_home), _source_totals(demo_home)
+    focus, source = _focus_totals(demo_home), _source_totals(demo_home) | _generator_totals(demo_home)
     assert set(focus) == set(source)
-    assert len(source) == 4  # two payers x two months
+    assert len(source) == 8  # (two AWS payers, an Azure billing profile, a GCP billing account) x two months
     for key, (billed, effective) in source.items():
         assert abs(focus[key][0] - billed) < Decimal("0.001"), key
         assert abs(focus[key][1] - effective) < Decimal("0.001"), key
@@ -131,16 +145,19 @@ def test_every_slice_reconciles_with_the_source_to_the_cent(demo_home):
 
 def test_only_the_newest_manifest_counts_and_unmanifested_data_is_ignored(demo_home):
     with duckdb.connect(str(demo_home / "warehouse.duckdb"), read_only=True) as con:
-        files = {row[0] for row in con.execute("SELECT DISTINCT x_SourceFile FROM focus.costs").fetchall()}
+        aws_files = con.execute("SELECT DISTINCT x_SourceFile FROM focus.costs WHERE ProviderName = 'AWS'")
+        files = {row[0] for row in aws_files.fetchall()}
         months = con.execute("SELECT DISTINCT strftime(BillingPeriodStart, '%Y-%m') FROM focus.costs").fetchall()
     assert files == {str(p) for p in _manifest_files(demo_home)}
-    all_data = {str(p) for p in (demo_home / "exports").rglob("*") if p.name.endswith((".parquet", ".csv.gz"))}
+    aws_exports = [demo_home / "exports" / name for name in ("helios-legacy-billing", "helios-billing-exports")]
+    all_data = {str(p) for root in aws_exports for p in root.rglob("*") if p.name.endswith((".parquet", ".csv.gz"))}
     assert len(all_data - files) >= 3  # the superseded assembly and execution, and the 2026-12 folder
     assert sorted(months) == [("2026-10",), ("2026-11",)]
 
 
 def test_account_ids_keep_leading_zeros(demo_home):
-    assert {key[0] for key in _focus_totals(demo_home)} == {"012345678901", "004455667788"}
+    accounts = {key[0] for key in _focus_totals(demo_home)}
+    assert {"012345678901", "004455667788", "01A2B3-C4D5E6-F7A8B9"} <= accounts
 
 
 def test_rerun_is_idempotent(demo_home):
@@ -155,6 +172,23 @@ def test_official_validator_reports_no_failed_rule(demo_home, tmp_path):
     result = run_focus_validator(export, criteria="ALL")
     assert result.total > 500
     assert result.failed == {}
+
+
+def test_gpu_split_runs_on_every_provider(demo_home):
+    with duckdb.connect(str(demo_home / "warehouse.duckdb"), read_only=True) as con:
+        rows = con.execute(
+            "SELECT ProviderName, list(DISTINCT category ORDER BY category), list(DISTINCT allocation_basis)"
+            " FROM allocation.cost_split WHERE BillingPeriodStart >= TIMESTAMPTZ '2026-10-31 00:00:00+00'"
+            " GROUP BY ALL ORDER BY ALL"
+        ).fetchall()
+    categories = ["checkpoint_storage", "egress", "idle", "other", "run"]
+    assert [(provider, cats) for provider, cats, _ in rows] == [
+        ("AWS", categories),
+        ("Google Cloud", categories),
+        ("Microsoft", categories),
+    ]
+    for provider, _, bases in rows:  # GPU-seconds, stored bytes and egress bytes, not owner fallbacks only
+        assert {"gpu-seconds", "stored-bytes", "egress-bytes"} <= set(bases), provider
 
 
 def test_demo_ends_with_the_showback_summary_per_team(demo_run):

@@ -388,6 +388,16 @@ def _resource_id(seed: int, res: _Resource) -> str:
     return rid.lower() if res.lower_id else rid
 
 
+def vm_resource_ids(seed: int) -> dict[str, str]:
+    """VM name -> ARM ResourceId (as the export writes it), for mapping telemetry nodes."""
+    return {r.name: _resource_id(seed, r) for r in _catalogue() if r.kind == "vm"}
+
+
+def subscription_teams(seed: int) -> dict[str, str]:
+    """Subscription id (FOCUS SubAccountId) -> team, for the teams' own subscriptions."""
+    return {_uuid(seed, "subscription", team): team for team in _SUBSCRIPTIONS if team != "platform"}
+
+
 def _reservation_ids(seed: int) -> tuple[str, str, str]:
     """(reservation order id, reservation id, reservation name)."""
     order, reservation = _uuid(seed, "reservation-order"), _uuid(seed, "reservation")
@@ -818,7 +828,7 @@ def write_azure_demo_exports(root: Path, seed: int = 2026) -> list[AzureDemoSour
                 rows=len(rows),
                 run_id=run_id,
             )
-    vms = {r.name: _resource_id(seed, r) for r in catalogue if r.kind == "vm"}
+    vms = vm_resource_ids(seed)
     checkpoints = tuple(_resource_id(seed, r) for r in catalogue if r.kind == "blob")
     sources = [
         AzureDemoSource(

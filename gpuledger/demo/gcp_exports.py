@@ -383,6 +383,16 @@ def _global_name(seed: int, res: _Resource) -> str:
     return f"//compute.googleapis.com/projects/{number}/{where}/{res.kind}/{_numeric_id(seed, res.name)}"
 
 
+def instance_resource_ids(seed: int) -> dict[str, str]:
+    """Instance name -> ``resource.global_name`` (the detailed table's ResourceId), for mapping telemetry nodes."""
+    return {r.name: _global_name(seed, r) for r in _catalogue() if r.kind == "instances"}
+
+
+def project_teams() -> dict[str, str]:
+    """Project id (FOCUS SubAccountId) -> team, for the teams' own projects."""
+    return {p.id: p.team for p in _PROJECTS.values() if p.team != "platform"}
+
+
 def _project(seed: int, project: _Project) -> dict[str, object]:
     folder, number = _number(seed, "gcp-folder", project.folder, digits=12), _project_number(seed, project.id)
     return {
@@ -784,7 +794,7 @@ def write_gcp_demo_exports(root: Path, seed: int = 2026) -> list[GcpDemoSource]:
         )
         for month, (cost, credits) in sorted(sums.items())
     )
-    vms = {r.name: _global_name(seed, r) for r in catalogue if r.kind == "instances"}
+    vms = instance_resource_ids(seed)
     checkpoints = tuple(_global_name(seed, r) for r in catalogue if r.kind == "buckets")
     sources = [
         GcpDemoSource(

@@ -6,7 +6,10 @@ import json
 import re
 from pathlib import Path
 
+from connectors.azure.exports import COMBINED_FORMAT
 from gpuledger.demo.aws_exports import write_demo_exports
+from gpuledger.demo.azure_exports import write_azure_demo_exports
+from gpuledger.demo.gcp_exports import write_gcp_demo_exports
 from gpuledger.demo.telemetry import DemoTelemetry, write_demo_telemetry
 from models.config import CONFIG_FILE
 
@@ -19,13 +22,19 @@ def write_demo_home(home: Path) -> Path:
     """(Re)generate the sample exports under ``<home>/exports``, the telemetry under ``<home>/telemetry``, and
     write ``<home>/gpuledger.toml``."""
     home.mkdir(parents=True, exist_ok=True)
-    sources = write_demo_exports(home / EXPORTS_FOLDER)
+    exports = home / EXPORTS_FOLDER
+    sources = [(s.name, s.format, s.path) for s in write_demo_exports(exports)]
+    # the Azure export pair (actual + amortized) is one combined source: the folder holding both exports
+    azure = write_azure_demo_exports(exports)
+    sources.append(("helios-azure-mca", COMBINED_FORMAT, azure[0].path.parent))
+    # the GCP dataset extracted as Parquet: its detailed table (resource-level) is the one read
+    gcp = next(s for s in write_gcp_demo_exports(exports) if s.detailed and s.file_format == "parquet")
+    sources.append(("helios-gcp-billing", gcp.format, gcp.path.parent))
     telemetry = write_demo_telemetry(home / TELEMETRY_FOLDER)
     lines = ["# Written by `gpuledger demo`: the generated sample exports of the fictional Helios Labs.\n"]
-    for source in sources:
-        relative = _relative(home, source.path)
+    for name, fmt, path in sources:
         # Names and paths come from our own generator; json-style quoting is valid TOML for them.
-        lines.append(f'\n[[sources]]\nname = "{source.name}"\nformat = "{source.format}"\npath = "{relative}"\n')
+        lines.append(_table("[[sources]]", {"name": name, "format": fmt, "path": _relative(home, path)}))
     lines.append(_telemetry_toml(home, telemetry))
     config = home / CONFIG_FILE
     config.write_text("".join(lines), encoding="utf-8")

@@ -29,15 +29,26 @@ import duckdb
 import polars as pl
 
 from gpuledger.demo.aws_exports import demo_instance_id
-from models.allocation import AllocationConfig, NodeMapping
+from gpuledger.demo.azure_exports import subscription_teams as azure_subscription_teams
+from gpuledger.demo.azure_exports import vm_resource_ids as azure_vm_resource_ids
+from gpuledger.demo.gcp_exports import instance_resource_ids as gcp_instance_resource_ids
+from gpuledger.demo.gcp_exports import project_teams as gcp_project_teams
+from models.allocation import AllocationConfig, NodeMapping, canonical_resource_id
 from models.config import TelemetryConfig
 from models.telemetry import DCGM_ENGINE_ACTIVE, DEFAULT_IDLE_THRESHOLD
 
 SLURM_CLUSTER = "helios-slurm"
 EKS_CLUSTER = "helios-eks"
+AZURE_CLUSTER = "helios-azure"
+GCP_CLUSTER = "helios-gcp"
+FILE_CLUSTERS = (EKS_CLUSTER, AZURE_CLUSTER, GCP_CLUSTER)
+"""Clusters written as a jobs CSV plus samples labelled with the job (the files connector)."""
 SLURM_TIMEZONE = "America/Los_Angeles"
 SAMPLE_INTERVAL_SECONDS = 300
-CHECKPOINT_BUCKETS = ("helios-ckpt-llm", "helios-ckpt-vision")
+AZURE_CHECKPOINTS = "https://heliosckptazure.blob.core.windows.net/helios-ckpt-azure"
+GCP_CHECKPOINTS = "gs://helios-ckpt-gcp"
+CHECKPOINT_STORES = ("helios-ckpt-llm", "helios-ckpt-vision", "heliosckptazure", "helios-ckpt-gcp")
+"""Buckets and storage accounts holding checkpoints: ``[checkpoints] resources``."""
 MONTHS = ("2026-10", "2026-11")
 
 _LOCAL = ZoneInfo(SLURM_TIMEZONE)  # the teams (and the Slurm controller) work on Pacific time
@@ -88,7 +99,21 @@ _P4D_B = _Node(EKS_CLUSTER, "ip-10-20-44-7.us-west-2.compute.internal", "vis-p4d
 _G6E_OD = _Node(EKS_CLUSTER, "ip-10-30-12-201.ec2.internal", "vis-g6e-od", 4, "L40S", 48, 360, egress_gb_per_hour=15)
 _G6E_SPOT = _Node(EKS_CLUSTER, "ip-10-30-87-54.ec2.internal", "vis-g6e-spot", 4, "L40S", 48, 360)
 _SPEECH_P5 = _Node(EKS_CLUSTER, "ip-10-30-5-166.ec2.internal", "speech-p5", 8, "H100", 192, 2000)
-_NODES = (_P5_1, _P5_2, _P5E_1, _P5E_2, _P5S, _G6E, _CPU, _P4D_A, _P4D_B, _G6E_OD, _G6E_SPOT, _SPEECH_P5)
+# Azure and GCP VMs run jobs from a launcher (SkyPilot-style managed jobs); ``instance`` is the VM's name
+_AZ_LLM_1 = _Node(AZURE_CLUSTER, "llm-h100-01", "llm-h100-01", 8, "H100", 96, 1900)
+_AZ_LLM_2 = _Node(AZURE_CLUSTER, "llm-h100-02", "llm-h100-02", 8, "H100", 96, 1900, egress_gb_per_hour=25)
+_AZ_RES = _Node(AZURE_CLUSTER, "res-a100-01", "res-a100-01", 1, "A100-80GB", 24, 220)
+_AZ_VIS = _Node(AZURE_CLUSTER, "vis-a100-01", "vis-a100-01", 4, "A100-80GB", 96, 880)
+_AZ_VIS_SPOT = _Node(AZURE_CLUSTER, "vis-a100-spot-01", "vis-a100-spot-01", 1, "A100-80GB", 24, 220)
+_AZ_SPEECH = _Node(AZURE_CLUSTER, "speech-a100-01", "speech-a100-01", 1, "A100-80GB", 24, 220)
+_GCP_LLM_1 = _Node(GCP_CLUSTER, "llm-a3-01", "llm-a3-01", 8, "H100", 208, 1872)
+_GCP_LLM_2 = _Node(GCP_CLUSTER, "llm-a3-02", "llm-a3-02", 8, "H100", 208, 1872, egress_gb_per_hour=22)
+_GCP_RES = _Node(GCP_CLUSTER, "res-a3-spot-01", "res-a3-spot-01", 8, "H100", 208, 1872)
+_GCP_VIS = _Node(GCP_CLUSTER, "vis-a2-01", "vis-a2-01", 8, "A100-80GB", 96, 1360)
+_NODES = (
+    *(_P5_1, _P5_2, _P5E_1, _P5E_2, _P5S, _G6E, _CPU, _P4D_A, _P4D_B, _G6E_OD, _G6E_SPOT, _SPEECH_P5),
+    *(_AZ_LLM_1, _AZ_LLM_2, _AZ_RES, _AZ_VIS, _AZ_VIS_SPOT, _AZ_SPEECH, _GCP_LLM_1, _GCP_LLM_2, _GCP_RES, _GCP_VIS),
+)
 _LLM = (_P5_1, _P5_2, _P5E_1, _P5E_2)
 
 
@@ -486,6 +511,68 @@ def _speech(s: _Schedule) -> None:
             tune(label, _pod(s.seed, f"asr-v3-ft-{language}", label), start=start, end=end)
 
 
+def _azure(s: _Schedule) -> None:
+    """EU-resident work on Azure: SFT of helios-70b (an NCCL hang, then a restart), notebooks, vision, speech."""
+    llm = partial(s.add, nodes=[_AZ_LLM_1, _AZ_LLM_2], account="llm", user="jdupont", project="helios-70b")
+    for tag, start, end in (
+        ("r1", _pt(_d(10, 6), 9), _pt(_d(10, 15), 18)),
+        ("r2", _pt(_d(10, 20), 8), _pt(_d(10, 30), 12)),
+        ("r3", _pt(_d(11, 3), 9), _pt(_d(11, 24), 16)),
+    ):
+        checkpoint = _Checkpoint(f"{AZURE_CHECKPOINTS}/helios-70b/sft-eu/{tag}/", 300, 20_000)
+        sft = partial(llm, name="helios-70b-sft-eu", run_group=f"helios-70b-sft-eu-{tag}", checkpoint=checkpoint)
+        if tag == "r2":  # the first attempt hangs in an all-reduce and is killed by the watchdog
+            sft(f"az-sft-{tag}-0", start=_pt(_d(10, 19), 9), end=_pt(_d(10, 20), 3, 10), state="FAILED")
+        sft(f"az-sft-{tag}", start=start, end=end)
+        evening = end.astimezone(_LOCAL).date() + timedelta(1)
+        llm(f"az-eval-{tag}", "eval-70b-eu", start=_pt(evening, 9), end=_pt(evening, 15), profile="eval")
+    # a LoRA fine-tune every weekday, and a notebook left open over a weekend
+    res = partial(s.add, nodes=[_AZ_RES], account="res", user="yuki", project="helios-7b")
+    for day in (_d(10, 1) + timedelta(n) for n in range(61)):
+        if day.weekday() < 5:
+            res(f"az-lora-{day}", "lora-7b-eu", start=_pt(day, 9, 30), end=_pt(day, 17), run_group=f"lora-7b-eu-{day}")
+    res("az-nb-weekend", "jupyter", start=_pt(_d(11, 13), 18, 30), end=_pt(_d(11, 16), 9), profile="notebook")
+    vis = partial(s.add, account="vision", user="bob", project="detector-v9")
+    for tag, start, end in (("eu-r1", _pt(_d(10, 1), 10), _pt(_d(10, 18), 16)), ("eu-r2", _pt(_d(11, 2), 9), None)):
+        vis(f"az-{tag}", f"detector-v9-{tag}", [_AZ_VIS], start, end, run_group=f"detector-v9-{tag}")
+    for monday in _MONDAYS:
+        label = f"az-label-{monday}"
+        vis(label, "auto-label-eu", [_AZ_VIS_SPOT], _pt(monday, 8), _pt(monday + timedelta(4), 19), profile="serve")
+    asr = partial(s.add, nodes=[_AZ_SPEECH], account="speech-asr", user="carlos", project="asr-v3")
+    asr("az-ft-it", "asr-v3-ft-it", start=_pt(_d(10, 7), 10), end=_pt(_d(10, 12), 14), run_group="asr-v3-ft-it")
+    asr("az-ft-pl", "asr-v3-ft-pl", start=_pt(_d(11, 4), 10), end=_pt(_d(11, 9), 18), run_group="asr-v3-ft-pl")
+
+
+def _gcp(s: _Schedule) -> None:
+    """RL post-training of helios-70b on the A3s (an OOM and a resume), spot sweeps, and vision on the A2."""
+    llm = partial(s.add, nodes=[_GCP_LLM_1, _GCP_LLM_2], account="llm", user="mchen", project="helios-70b")
+    rl = partial(llm, name="helios-70b-rl", run_group="helios-70b-rl")
+    checkpoint = _Checkpoint(f"{GCP_CHECKPOINTS}/helios-70b/rl/", 400, 30_000)
+    rl("gcp-rl-oom", start=_pt(_d(10, 5), 9), end=_pt(_d(10, 8), 2), state="OUT_OF_MEMORY", checkpoint=checkpoint)
+    rl("gcp-rl", start=_pt(_d(10, 8), 10), end=_pt(_d(10, 20), 7), checkpoint=checkpoint)
+    checkpoint = _Checkpoint(f"{GCP_CHECKPOINTS}/helios-70b/rl-r2/", 400, 30_000)
+    llm("gcp-rl-r2", "helios-70b-rl", start=_pt(_d(11, 2), 9), end=_pt(_d(11, 18), 11), run_group="helios-70b-rl-r2",
+        checkpoint=checkpoint)  # fmt: skip
+    llm("gcp-rl-r3", "helios-70b-rl", start=_pt(_d(11, 27), 9), end=None, run_group="helios-70b-rl-r3")
+    # weekly spot sweeps; the fourth is preempted and resubmitted the next morning
+    sweep = partial(s.add, name="sft-7b-sweep", nodes=[_GCP_RES], account="res", user="alice", project="helios-7b")
+    for index, monday in enumerate(_MONDAYS):
+        group = f"helios-7b-gcp-sweep-w{monday.isocalendar().week}"
+        end = _day(monday, 2, 18)
+        if index == 3:
+            sweep(f"gcp-sweep-{monday}-0", start=_day(monday, 0, 10), end=_day(monday, 1, 4), state="PREEMPTED",
+                  run_group=group)  # fmt: skip
+            sweep(f"gcp-sweep-{monday}", start=_day(monday, 1, 9), end=end, run_group=group)
+        else:
+            sweep(f"gcp-sweep-{monday}", start=_day(monday, 0, 10), end=end, run_group=group)
+    vis = partial(s.add, nodes=[_GCP_VIS], account="vision", user="mina", project="detector-v9")
+    for tag, start, end in (
+        ("us-r1", _pt(_d(10, 12), 9), _pt(_d(10, 26), 17)),
+        ("us-r2", _pt(_d(11, 9), 9), _pt(_d(11, 23), 12)),
+    ):
+        vis(f"gcp-{tag}", f"detector-v9-{tag}", start=start, end=end, run_group=f"detector-v9-{tag}")
+
+
 def _pod(seed: int, prefix: str, label: str) -> str:
     """A batch Job's pod name: its name plus the two generated suffixes (Job, then pod)."""
     digest = _draw(seed, "pod", label)
@@ -496,7 +583,7 @@ def _pod(seed: int, prefix: str, label: str) -> str:
 def _schedule(seed: int) -> list[_Job]:
     """Every job, Slurm ones numbered in start order (array tasks share their array's id)."""
     s = _Schedule(seed)
-    for part in (_llm_pretrain, _research, _vision, _speech):
+    for part in (_llm_pretrain, _research, _vision, _speech, _azure, _gcp):
         part(s)
     # array task ids follow the submission's order, whichever task starts first
     arrays: dict[str, list[str]] = {}
@@ -505,9 +592,14 @@ def _schedule(seed: int) -> list[_Job]:
             arrays.setdefault(job.array, []).append(job.label)
     numbered: list[_Job] = []
     next_id, bases = 48_100, dict[str, int]()
+    launched = dict.fromkeys((AZURE_CLUSTER, GCP_CLUSTER), 0)
     for job in sorted(s.jobs, key=lambda j: (j.start, j.label)):
         if job.cluster == EKS_CLUSTER:
             numbered.append(replace(job, job_id=f"{job.account}/{job.name}"))
+            continue
+        if job.cluster in launched:  # managed-job ids count up per launcher
+            launched[job.cluster] += 1
+            numbered.append(replace(job, job_id=str(launched[job.cluster])))
             continue
         if job.array is None:
             numbered.append(replace(job, job_id=str(next_id), raw_id=next_id))
@@ -674,12 +766,12 @@ COPY (
 ) TO {{target}} (FORMAT parquet, COMPRESSION zstd)
 """
 
-# Kubernetes: the GPUs pods hold, labelled with the pod and the node's instance id.
-_EKS_SAMPLES_SQL = f"""
+# Kubernetes and the launchers: the GPUs jobs hold, labelled with the job (and on EKS the node's instance id).
+_LABELLED_SAMPLES_SQL = f"""
 COPY (
     SELECT node, CAST(gpu AS VARCHAR) AS gpu, to_timestamp({{t0}} + slot * {{step}}) AS "timestamp",
         {_UTILIZATION_SQL} AS utilization, '{DCGM_ENGINE_ACTIVE}' AS metric, job_id, instance_id
-    FROM (SELECT *, draw(node_key * 8 + gpu, slot, 2) AS noise FROM busy WHERE cluster = '{EKS_CLUSTER}')
+    FROM (SELECT *, draw(node_key * 8 + gpu, slot, 2) AS noise FROM busy WHERE cluster = {{cluster}})
     WHERE slot >= {{first}} AND slot < {{last}}
     ORDER BY node, gpu, slot
 ) TO {{target}} (FORMAT parquet, COMPRESSION zstd)
@@ -714,7 +806,8 @@ def _level(seed: int, job: _Job) -> float:
 def _placements(jobs: Sequence[_Job], seed: int) -> pl.DataFrame:
     """One row per job and GPU node it ran on, as the sample and egress SQL reads them."""
     keys = {node.name: key for key, node in enumerate(_NODES)}
-    instances = {n.name: demo_instance_id(n.instance, seed) for n in _NODES if n.instance}
+    # only the Kubernetes nodes' samples carry their instance id
+    instances = {n.name: demo_instance_id(n.instance, seed) for n in _NODES if n.cluster == EKS_CLUSTER and n.instance}
     rows = [
         {
             "cluster": job.cluster,
@@ -728,7 +821,7 @@ def _placements(jobs: Sequence[_Job], seed: int) -> pl.DataFrame:
             "gpus": job.gpus,
             "start_s": int(job.start.timestamp()),
             "end_s": int((job.end or _END).timestamp()),
-            "instance_id": instances[node.name],
+            "instance_id": instances.get(node.name),
             "egress_gb_per_hour": node.egress_gb_per_hour,
         }
         for job_key, job in enumerate(jobs)
@@ -738,18 +831,19 @@ def _placements(jobs: Sequence[_Job], seed: int) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
-def _write_samples(con: duckdb.DuckDBPyConnection, folder: Path, sql: str) -> None:
+def _write_samples(con: duckdb.DuckDBPyConnection, folder: Path, sql: str, cluster: str = "") -> None:
     folder.mkdir(parents=True, exist_ok=True)
     t0 = int(_START.timestamp())
     for month, start, end in _PERIODS:
         first = (int(start.timestamp()) - t0) // SAMPLE_INTERVAL_SECONDS
         last = (int(end.timestamp()) - t0) // SAMPLE_INTERVAL_SECONDS
         target = _quote(str(folder / f"dcgm-{month}.parquet"))
-        con.execute(sql.format(first=first, last=last, t0=t0, step=SAMPLE_INTERVAL_SECONDS, target=target))
+        step = SAMPLE_INTERVAL_SECONDS
+        con.execute(sql.format(first=first, last=last, t0=t0, step=step, target=target, cluster=_quote(cluster)))
 
 
-def _jobs_csv(con: duckdb.DuckDBPyConnection, jobs: Sequence[_Job], target: Path) -> None:
-    """The Kubernetes pods as the files connector reads them (job_id = namespace/pod, account = namespace)."""
+def _jobs_csv(con: duckdb.DuckDBPyConnection, jobs: Sequence[_Job], cluster: str, target: Path) -> None:
+    """A cluster's jobs as the files connector reads them (Kubernetes: job_id namespace/pod, account namespace)."""
     rows = [
         {
             "job_id": job.job_id,
@@ -767,21 +861,26 @@ def _jobs_csv(con: duckdb.DuckDBPyConnection, jobs: Sequence[_Job], target: Path
             "checkpoint_uri": job.checkpoint.uri if job.checkpoint else None,
         }
         for job in jobs
-        if job.cluster == EKS_CLUSTER
+        if job.cluster == cluster
     ]
     con.register("pods", pl.DataFrame(rows).to_arrow())
     con.execute(f"COPY (SELECT * FROM pods ORDER BY start, job_id) TO {_quote(str(target))} (FORMAT csv, HEADER true)")
     con.unregister("pods")
 
 
-def _inventory(jobs: Sequence[_Job], bucket: str, seed: int) -> pl.DataFrame:
-    """Daily (00:00 UTC) bytes under each prefix of ``bucket``: the runs' checkpoints and what no job owns."""
-    prefixes = {j.checkpoint for j in jobs if j.checkpoint and j.checkpoint.uri.startswith(f"s3://{bucket}/")}
-    # older models' checkpoints and scratch space that no job in these months wrote
-    legacy = {
-        "helios-ckpt-llm": {"helios-34b/final/": 45_000, "scratch/": 4_000},
-        "helios-ckpt-vision": {"detector-v8/": 30_000, "scratch/": 1_500},
-    }[bucket]
+# Checkpoint stores: (cluster writing there, URI root, GB that no job of these months wrote, inventory file)
+_CHECKPOINT_INVENTORIES = (
+    (SLURM_CLUSTER, "s3://helios-ckpt-llm", {"helios-34b/final/": 45_000, "scratch/": 4_000}, "s3-inventory"),
+    (EKS_CLUSTER, "s3://helios-ckpt-vision", {"detector-v8/": 30_000, "scratch/": 1_500}, "s3-inventory"),
+    (AZURE_CLUSTER, AZURE_CHECKPOINTS, {"helios-34b/eu-final/": 18_000, "scratch/": 900}, "blob-inventory"),
+    (GCP_CLUSTER, GCP_CHECKPOINTS, {"datasets/cache/": 9_000}, "gcs-inventory"),
+)
+
+
+def _inventory(jobs: Sequence[_Job], root: str, legacy: dict[str, int], seed: int) -> pl.DataFrame:
+    """Daily (00:00 UTC) bytes under each prefix below ``root``: the runs' checkpoints and ``legacy`` (older
+    models' checkpoints and scratch space), which no job owns."""
+    prefixes = {j.checkpoint for j in jobs if j.checkpoint and j.checkpoint.uri.startswith(f"{root}/")}
     writers = {prefix: [j for j in jobs if j.checkpoint == prefix] for prefix in sorted(prefixes, key=lambda p: p.uri)}
     rows = []
     day = _START
@@ -794,8 +893,8 @@ def _inventory(jobs: Sequence[_Job], bucket: str, seed: int) -> pl.DataFrame:
             if stored_gb > 0:
                 rows.append((day, prefix.uri, int(stored_gb * 1e9)))
         for key, gb in legacy.items():
-            wobble = 0.9 + (_draw(seed, "legacy", bucket, key, day.date()) % 201) / 1000 if key == "scratch/" else 1
-            rows.append((day, f"s3://{bucket}/{key}", int(gb * wobble * 1e9)))
+            wobble = 0.9 + (_draw(seed, "legacy", root, key, day.date()) % 201) / 1000 if key == "scratch/" else 1
+            rows.append((day, f"{root}/{key}", int(gb * wobble * 1e9)))
         day += timedelta(days=1)
     return pl.DataFrame(
         rows, schema={"as_of": pl.Datetime("us", "UTC"), "uri": pl.String, "bytes": pl.Int64}, orient="row"
@@ -817,9 +916,10 @@ def write_demo_telemetry(root: Path, seed: int = 2026) -> DemoTelemetry:
     ``seed`` must be the one the billing exports were written with: the nodes carry their instance ids.
     """
     jobs = _schedule(seed)
-    slurm, eks = root / "slurm", root / "eks"
-    _write_sacct(slurm / "sacct", jobs)
-    eks.mkdir(parents=True, exist_ok=True)
+    folders = {SLURM_CLUSTER: root / "slurm", EKS_CLUSTER: root / "eks", AZURE_CLUSTER: root / "azure"}
+    folders[GCP_CLUSTER] = root / "gcp"
+    _write_sacct(folders[SLURM_CLUSTER] / "sacct", jobs)
+    inventories = {}
     con = duckdb.connect()
     try:
         con.execute("SET TimeZone = 'UTC'")
@@ -833,57 +933,65 @@ def write_demo_telemetry(root: Path, seed: int = 2026) -> DemoTelemetry:
         con.register("slurm_gpu_rows", frame.to_arrow())
         con.execute("CREATE TEMP TABLE slurm_gpus AS SELECT * FROM slurm_gpu_rows")
         con.execute(_BUSY_SQL.format(t0=int(_START.timestamp()), step=SAMPLE_INTERVAL_SECONDS))
-        _write_samples(con, slurm / "dcgm", _SLURM_SAMPLES_SQL)
-        _write_samples(con, eks / "dcgm", _EKS_SAMPLES_SQL)
-        for cluster, folder in ((SLURM_CLUSTER, slurm), (EKS_CLUSTER, eks)):
+        _write_samples(con, folders[SLURM_CLUSTER] / "dcgm", _SLURM_SAMPLES_SQL)
+        for cluster in FILE_CLUSTERS:
+            _write_samples(con, folders[cluster] / "dcgm", _LABELLED_SAMPLES_SQL, cluster)
+            _jobs_csv(con, jobs, cluster, folders[cluster] / "jobs.csv")
+        for cluster, folder in folders.items():
             con.execute(_EGRESS_SQL.format(cluster=cluster, target=_quote(str(folder / "egress.csv"))))
-        _jobs_csv(con, jobs, eks / "jobs.csv")
-        for bucket, folder in zip(CHECKPOINT_BUCKETS, (slurm, eks), strict=True):
-            _write_inventory(con, _inventory(jobs, bucket, seed), folder / f"s3-inventory-{bucket}.csv")
+        for cluster, store, legacy, kind in _CHECKPOINT_INVENTORIES:
+            inventories[cluster] = folders[cluster] / f"{kind}-{store.rsplit('/', 1)[-1]}.csv"
+            _write_inventory(con, _inventory(jobs, store, legacy, seed), inventories[cluster])
     finally:
         con.close()
+    slurm = folders[SLURM_CLUSTER]
+    sacct = TelemetryConfig(
+        "helios-slurm-sacct", "slurm", SLURM_CLUSTER, {"path": slurm / "sacct"}, {"timezone": SLURM_TIMEZONE}
+    )
+    dcgm = {"samples": slurm / "dcgm", "egress": slurm / "egress.csv", "checkpoints": inventories[SLURM_CLUSTER]}
+    files = [
+        TelemetryConfig(
+            cluster,
+            "files",
+            cluster,
+            {
+                "jobs": folders[cluster] / "jobs.csv",
+                "samples": folders[cluster] / "dcgm",
+                "egress": folders[cluster] / "egress.csv",
+                "checkpoints": inventories[cluster],
+            },
+            {},
+        )
+        for cluster in FILE_CLUSTERS
+    ]
+    cloud_ids = {AZURE_CLUSTER: azure_vm_resource_ids(seed), GCP_CLUSTER: gcp_instance_resource_ids(seed)}
     return DemoTelemetry(
-        sources=(
-            TelemetryConfig(
-                "helios-slurm-sacct", "slurm", SLURM_CLUSTER, {"path": slurm / "sacct"}, {"timezone": SLURM_TIMEZONE}
-            ),
-            TelemetryConfig(
-                "helios-slurm-dcgm",
-                "files",
-                SLURM_CLUSTER,
-                {
-                    "samples": slurm / "dcgm",
-                    "egress": slurm / "egress.csv",
-                    "checkpoints": slurm / "s3-inventory-helios-ckpt-llm.csv",
-                },
-                {},
-            ),
-            TelemetryConfig(
-                "helios-eks",
-                "files",
-                EKS_CLUSTER,
-                {
-                    "jobs": eks / "jobs.csv",
-                    "samples": eks / "dcgm",
-                    "egress": eks / "egress.csv",
-                    "checkpoints": eks / "s3-inventory-helios-ckpt-vision.csv",
-                },
-                {},
-            ),
-        ),
+        sources=(sacct, TelemetryConfig("helios-slurm-dcgm", "files", SLURM_CLUSTER, dcgm, {}), *files),
         allocation=AllocationConfig(
             idle_threshold=DEFAULT_IDLE_THRESHOLD,
             idle_policy="owner",
             sample_interval_seconds=float(SAMPLE_INTERVAL_SECONDS),
             team_tag_keys=("team",),
-            # untagged charges of the training, research and vision accounts; the payers and speech stay unallocated
-            account_teams={"000123456789": "llm-pretrain", "210987654321": "research", "003344556677": "vision"},
+            # untagged charges of the training, research and vision accounts (AWS), of the Azure subscriptions
+            # and of the GCP projects; the payers and the AWS speech account stay unallocated
+            account_teams={
+                "000123456789": "llm-pretrain",
+                "210987654321": "research",
+                "003344556677": "vision",
+                **azure_subscription_teams(seed),
+                **gcp_project_teams(),
+            },
             job_account_teams={"llm": "llm-pretrain", "res": "research", "speech-asr": "speech"},
-            checkpoint_resources=CHECKPOINT_BUCKETS,
+            checkpoint_resources=CHECKPOINT_STORES,
             nodes=tuple(
                 NodeMapping(SLURM_CLUSTER, n.name, demo_instance_id(n.instance, seed))
                 for n in _NODES
                 if n.cluster == SLURM_CLUSTER and n.instance
+            )
+            + tuple(
+                NodeMapping(n.cluster, n.name, canonical_resource_id(cloud_ids[n.cluster][n.instance]))
+                for n in _NODES
+                if n.cluster in cloud_ids and n.instance
             ),
         ),
     )

@@ -1,6 +1,7 @@
 -- allocation.cost_split for one billing month: every FOCUS charge split into run / idle /
 -- checkpoint_storage / egress / other pieces, per team and job, summing exactly to the charge.
--- Parameters: $period_start (BillingPeriodStart of the month).
+-- Parameters: $period_start (the month's UTC start, keying gpu.usage); $month_from, $month_to (the range of its
+-- BillingPeriodStart: provider billing months start at local midnight).
 -- Reads focus.costs, gpu.usage (this month), gpu.jobs, gpu.checkpoint_bytes, gpu.egress_bytes,
 -- ref.gpu_instance_types and the alloc.* configuration tables; needs sql/allocation/macros.sql.
 
@@ -30,7 +31,7 @@ WITH charges AS (
         BilledCost,
         EffectiveCost
     FROM focus.costs
-    WHERE BillingPeriodStart = $period_start
+    WHERE BillingPeriodStart BETWEEN $month_from AND $month_to
 ),
 
 jobs AS (
@@ -44,23 +45,25 @@ usage AS (
 ),
 
 -- the charge's own team: first configured tag key present, else its account's team
-owned AS (
+tagged AS (
     SELECT
         c.*,
-        coalesce(
-            list_filter(list_transform(k.tag_keys, lambda key: c.Tags->>key), lambda v: v IS NOT NULL AND v <> '')[1],
-            a.team,
-            'unallocated'
-        ) AS owner_team,
+        list_filter(list_transform(k.tag_keys, lambda key: c.Tags->>key), lambda v: v <> '')[1] AS tag_team
+    FROM charges AS c
+    CROSS JOIN (SELECT coalesce(list(tag_key ORDER BY priority), []) AS tag_keys FROM alloc.team_tag_keys) AS k
+),
+
+owned AS (
+    SELECT
+        t.* EXCLUDE (tag_team),
+        coalesce(t.tag_team, a.team, 'unallocated') AS owner_team,
         CASE
-            WHEN list_filter(list_transform(k.tag_keys, lambda key: c.Tags->>key), lambda v: v <> '')[1] IS NOT NULL
-                THEN 'owner-tag'
+            WHEN t.tag_team IS NOT NULL THEN 'owner-tag'
             WHEN a.team IS NOT NULL THEN 'owner-account'
             ELSE 'unallocated'
         END AS owner_basis
-    FROM charges AS c
-    CROSS JOIN (SELECT coalesce(list(tag_key ORDER BY priority), []) AS tag_keys FROM alloc.team_tag_keys) AS k
-    LEFT JOIN alloc.account_teams AS a ON a.account_id = c.SubAccountId
+    FROM tagged AS t
+    LEFT JOIN alloc.account_teams AS a ON a.account_id = t.SubAccountId
 ),
 
 classified AS (
@@ -68,14 +71,15 @@ classified AS (
         o.*,
         g.gpu_count,
         CASE
-            WHEN g.gpu_count IS NOT NULL AND o.ResourceId IS NOT NULL
-                AND o.CommitmentDiscountStatus IS DISTINCT FROM 'Unused' THEN 'gpu'
+            -- egress first: GCP bills an instance's egress under the instance's own ResourceId
             WHEN o.x_UsageType IS NOT NULL AND EXISTS (
                 SELECT 1 FROM alloc.egress_patterns AS p
                 WHERE p.provider = o.ProviderName AND o.x_UsageType LIKE p.pattern
             ) THEN 'egress'
+            WHEN g.gpu_count IS NOT NULL AND o.ResourceId IS NOT NULL
+                AND o.CommitmentDiscountStatus IS DISTINCT FROM 'Unused' THEN 'gpu'
             WHEN o.ServiceCategory = 'Storage' AND (
-                o.ResourceId IN (SELECT resource_id FROM alloc.checkpoint_resources)
+                storage_name(o.ResourceId) IN (SELECT storage_name(resource_id) FROM alloc.checkpoint_resources)
                 OR EXISTS (SELECT 1 FROM alloc.checkpoint_tags AS t WHERE o.Tags->>t.tag_key = t.tag_value)
             ) THEN 'checkpoint_storage'
             ELSE 'other'
@@ -90,11 +94,16 @@ classified AS (
 gpu_charges AS (
     SELECT
         charge_key,
+        -- instance-hours: the quantity in Hours, but never more than the period (GCP counts core- and
+        -- GPU-hours: an instance billed for 208 core-hours in an hour ran that hour)
         CAST(round(gpu_count * 3600000 * CASE
-            WHEN ConsumedUnit = 'Hours' AND ConsumedQuantity > 0 THEN ConsumedQuantity
-            ELSE CAST(epoch(ChargePeriodEnd - ChargePeriodStart) / 3600 AS DECIMAL(38, 10))
+            WHEN ConsumedUnit = 'Hours' AND ConsumedQuantity > 0 THEN least(ConsumedQuantity, period_hours)
+            ELSE period_hours
         END) AS BIGINT) AS capacity_ms
-    FROM classified
+    FROM (
+        SELECT *, CAST(epoch(ChargePeriodEnd - ChargePeriodStart) / 3600 AS DECIMAL(38, 10)) AS period_hours
+        FROM classified
+    )
     WHERE kind = 'gpu'
 ),
 
@@ -155,7 +164,7 @@ checkpoint_snapshots AS (
     SELECT c.charge_key, c.ResourceId, max(b.as_of) AS as_of
     FROM classified AS c
     JOIN gpu.checkpoint_bytes AS b
-        ON split_part(b.uri, '/', 3) = c.ResourceId AND b.as_of < c.ChargePeriodEnd
+        ON storage_name(b.uri) = storage_name(c.ResourceId) AND b.as_of < c.ChargePeriodEnd
     WHERE c.kind = 'checkpoint_storage'
     GROUP BY ALL
 ),
@@ -163,7 +172,7 @@ checkpoint_snapshots AS (
 checkpoint_objects AS (
     SELECT s.charge_key, b.uri, b.bytes, s.as_of
     FROM checkpoint_snapshots AS s
-    JOIN gpu.checkpoint_bytes AS b ON split_part(b.uri, '/', 3) = s.ResourceId AND b.as_of = s.as_of
+    JOIN gpu.checkpoint_bytes AS b ON storage_name(b.uri) = storage_name(s.ResourceId) AND b.as_of = s.as_of
     -- empty objects (folder markers) weigh nothing; a snapshot of only those leaves the charge to its owner
     WHERE b.bytes > 0
 ),

@@ -17,3 +17,19 @@ CREATE OR REPLACE TEMP MACRO split_amount(cost, cum_weight, weight, total_weight
         ) * 0.0000000001
         AS DECIMAL(38, 10)
     );
+
+-- The bucket or storage account that a checkpoint URI or a storage ResourceId names, in lower case:
+-- s3://b/..., gs://b/..., https://acct.blob.core.windows.net/c/..., abfss://c@acct.dfs.core.windows.net/...,
+-- an S3 bucket's ResourceId (its name), a GCS bucket's (//storage.googleapis.com/projects/_/buckets/b) and a
+-- storage account's ARM id (.../storageAccounts/acct).
+CREATE OR REPLACE TEMP MACRO storage_name(ref) AS lower(CASE
+    WHEN regexp_matches(ref, '^[a-z0-9+]+://[^/]*\.core\.windows\.net', 'i')
+        THEN regexp_extract(ref, '^[^:]+://(?:[^@/]*@)?([^./]+)\.', 1)
+    WHEN regexp_matches(ref, '^[a-z0-9+]+://', 'i') THEN split_part(ref, '/', 3)
+    WHEN regexp_matches(ref, '/(storageaccounts|buckets)/[^/]+$', 'i') THEN regexp_extract(ref, '[^/]+$')
+    ELSE ref
+END);
+
+-- The billing month (first day) of a BillingPeriodStart: periods start at local midnight, UTC-12 to UTC+14.
+CREATE OR REPLACE TEMP MACRO billing_month(period_start) AS
+    CAST(date_trunc('month', timezone('UTC', period_start) + INTERVAL 14 HOUR) AS DATE);

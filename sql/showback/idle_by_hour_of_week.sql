@@ -31,7 +31,7 @@ hourly AS (
 )
 
 SELECT
-    CAST(BillingPeriodStart AS DATE) AS billing_month,
+    billing_month(BillingPeriodStart) AS billing_month,
     team,
     BillingCurrency AS currency,
     isodow(hour) AS iso_weekday,

@@ -29,7 +29,7 @@ job_split AS (
 
 costed AS (
     SELECT
-        CAST(s.BillingPeriodStart AS DATE) AS billing_month,
+        billing_month(s.BillingPeriodStart) AS billing_month,
         s.BillingCurrency AS currency,
         j.team,
         j.cluster,

@@ -8,7 +8,7 @@ WITH split AS (
 
 categories AS (
     SELECT
-        CAST(BillingPeriodStart AS DATE) AS billing_month,
+        billing_month(BillingPeriodStart) AS billing_month,
         team,
         BillingCurrency AS currency,
         coalesce(sum(EffectiveCost) FILTER (WHERE category = 'run'), 0) AS run_cost,

@@ -98,10 +98,11 @@ unlabelled_held AS (
     GROUP BY ALL
 ),
 
+-- a node's instance by its samples' label; hours without samples keep the one last seen
 instances AS (
     SELECT cluster, node, hour, max(instance_id) AS instance_id
-    FROM activity
-    WHERE instance_id IS NOT NULL
+    FROM gpu.activity
+    WHERE instance_id IS NOT NULL AND hour < $period_end
     GROUP BY ALL
 )
 
@@ -131,5 +132,5 @@ FROM allocated AS a
 LEFT JOIN labelled AS l USING (cluster, node, hour, job_id)
 LEFT JOIN unlabelled AS u USING (cluster, node, hour)
 LEFT JOIN unlabelled_held AS h USING (cluster, node, hour)
-LEFT JOIN instances AS i USING (cluster, node, hour)
+ASOF LEFT JOIN instances AS i ON i.cluster = a.cluster AND i.node = a.node AND a.hour >= i.hour
 LEFT JOIN alloc.nodes AS n USING (cluster, node)

@@ -223,7 +223,8 @@ def demo_home(tmp_path_factory) -> Path:
 def pipeline(demo_home) -> Iterator[tuple[duckdb.DuckDBPyConnection, list[TelemetryLoad]]]:
     with closing(open_warehouse(demo_home)) as con:
         for month in MONTHS:
-            load_month(con, demo_home, "aws", month)
+            for provider in ("aws", "azure", "gcp"):
+                load_month(con, demo_home, provider, month)
         loads = [load for month in MONTHS for load in allocate(con, demo_home, month)[0]]
         yield con, loads
 
@@ -231,7 +232,10 @@ def pipeline(demo_home) -> Iterator[tuple[duckdb.DuckDBPyConnection, list[Teleme
 @pytest.fixture(scope="module")
 def november(pipeline) -> dict[str, dict[str, object]]:
     con, _ = pipeline
-    cursor = con.execute("SELECT * FROM showback.team_month WHERE billing_month = DATE '2026-11-01'")
+    # the USD rows (AWS and GCP); Azure bills in EUR
+    cursor = con.execute(
+        "SELECT * FROM showback.team_month WHERE billing_month = DATE '2026-11-01' AND currency = 'USD'"
+    )
     names = [d[0] for d in cursor.description]
     return {row[names.index("team")]: dict(zip(names, row, strict=True)) for row in cursor.fetchall()}
 
@@ -239,7 +243,8 @@ def november(pipeline) -> dict[str, dict[str, object]]:
 def test_config_loads_and_maps_every_slurm_node(demo_home, generated, slurm_jobs):
     root, demo = generated
     config = load_config(demo_home)
-    assert [s.name for s in config.sources] == ["helios-cur2", "helios-legacy-cur"]
+    names = ["helios-cur2", "helios-legacy-cur", "helios-azure-mca", "helios-gcp-billing"]
+    assert [s.name for s in config.sources] == names
     assert config.allocation == demo.allocation
     assert config.allocation.sample_interval_seconds == SAMPLE_INTERVAL_SECONDS
     assert [(s.name, s.kind, s.cluster, s.options) for s in config.telemetry] == [
@@ -255,12 +260,13 @@ def test_config_loads_and_maps_every_slurm_node(demo_home, generated, slurm_jobs
 
 def test_telemetry_is_attributed_to_billed_instances(pipeline, demo_home):
     con, loads = pipeline
-    assert {load.source for load in loads} == {"helios-slurm-sacct", "helios-slurm-dcgm", "helios-eks"}
+    sources = {"helios-slurm-sacct", "helios-slurm-dcgm", "helios-eks", "helios-azure", "helios-gcp"}
+    assert {load.source for load in loads} == sources
     assert [load.notes for load in loads] == [()] * len(loads)  # nothing unattributable
     billed = {row[0] for row in con.execute("SELECT DISTINCT ResourceId FROM focus.costs").fetchall()}
     used = {row[0] for row in con.execute("SELECT DISTINCT resource_id FROM gpu.usage").fetchall()}
     assert None not in used and used <= billed
-    assert len(used) == 11
+    assert len(used) == 11 + 6 + 4  # AWS instances, Azure VMs, GCP instances
 
 
 def test_every_team_runs_and_idles_and_an_unallocated_team_remains(november):
@@ -318,7 +324,12 @@ def test_only_egress_charges_are_split_by_egress_bytes(pipeline):
         "SELECT DISTINCT c.x_UsageType FROM allocation.cost_split AS s JOIN focus.costs AS c"
         " ON c.x_DeliveryId || '/' || c.x_SourceLineItemId = s.charge_key WHERE s.allocation_basis = 'egress-bytes'"
     ).fetchall()
-    assert {row[0] for row in usage_types} <= {"DataTransfer-Out-Bytes", "USW2-DataTransfer-Out-Bytes"}
+    assert {row[0] for row in usage_types} <= {
+        "DataTransfer-Out-Bytes",
+        "USW2-DataTransfer-Out-Bytes",
+        "Standard Data Transfer Out",  # Azure's meter
+        "Network Internet Data Transfer Out from Americas to Americas",  # GCP's SKU
+    }
 
 
 def test_team_totals_equal_focus_effective_cost(pipeline):
