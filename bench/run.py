@@ -1,9 +1,15 @@
-"""Benchmark: normalization of an N-row AWS export to FOCUS vs a raw DuckDB read -> Parquet copy.
+"""Benchmark: normalization of an N-row billing export to FOCUS vs a raw DuckDB read -> Parquet copy.
 
     python bench/run.py --rows 1000000 --format cur2-parquet
 
+Formats: ``cur2-parquet`` and ``cur1-csv`` (AWS, generated at scale by the AWS demo), ``azure-csv`` (an
+Azure MCA AmortizedCost export: CSV gzip parts and manifest.json) and ``gcp-parquet`` (a GCP detailed
+billing export extracted to Parquet). The Azure and GCP exports are the demo's newest billing period
+repeated up to N rows, each copy in a subscription / project of its own, and laid out as the connectors
+find them; every format is loaded as a delivery discovered from its folder, like ``gpuledger import``.
+
 Generates (or reuses) the export under bench/data/, then runs each phase in its own process so its
-peak RSS is its own. The last line is machine-readable:
+peak RSS is its own (generation too: a child's peak RSS starts at its parent's RSS). The last line is machine-readable:
 
     bench format=F rows=N seconds=S raw_copy_seconds=R ratio=S/R peak_rss_mb=M
 """
@@ -11,18 +17,33 @@ peak RSS is its own. The last line is machine-readable:
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import posixpath
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-FORMATS = {"cur2-parquet": "aws-cur2", "cur1-csv": "aws-cur1"}
+if TYPE_CHECKING:
+    from models.delivery import Delivery
+
+# bench format -> the source format it is loaded as
+FORMATS = {
+    "cur2-parquet": "aws-cur2",
+    "cur1-csv": "aws-cur1",
+    "azure-csv": "azure-amortized",
+    "gcp-parquet": "gcp-bq",
+}
+_ROWS_PER_PART = 1_000_000
+"""Rows per data file of the replicated (Azure, GCP) exports."""
 
 
 def main() -> int:
@@ -30,22 +51,26 @@ def main() -> int:
     parser.add_argument("--rows", type=int, required=True)
     parser.add_argument("--format", choices=sorted(FORMATS), required=True)
     parser.add_argument("--data-dir", type=Path, default=REPO / "bench" / "data")
-    parser.add_argument("--phase", choices=("normalize", "raw-copy"), help=argparse.SUPPRESS)
+    parser.add_argument("--phase", choices=("generate", "normalize", "raw-copy"), help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    files = _export(args.data_dir, args.rows, args.format)
+    if args.phase is None:
+        # a child's peak RSS starts at its parent's RSS when it forks: generating here would inflate both phases
+        _run_phase("generate", args)
+    delivery = _export(args.data_dir, args.rows, args.format)
+    if args.phase == "generate":
+        return 0
     if args.phase == "normalize":
-        _normalize(files, args.format, args.work)
+        _normalize(delivery, args.work)
         return 0
     if args.phase == "raw-copy":
-        _raw_copy(files, args.work)
+        _raw_copy(delivery.files, args.work)
         return 0
     normalize_s, normalize_rss = _run_phase("normalize", args)
+    # printed before the raw copy runs: that copy can fail (out of memory) after a long normalize
+    print(f"normalize: {normalize_s:.2f}s peak RSS {normalize_rss:.0f} MB", flush=True)
     raw_s, raw_rss = _run_phase("raw-copy", args)
-    print(
-        f"normalize: {normalize_s:.2f}s peak RSS {normalize_rss:.0f} MB;"
-        f" raw copy: {raw_s:.2f}s peak RSS {raw_rss:.0f} MB"
-    )
+    print(f"raw copy: {raw_s:.2f}s peak RSS {raw_rss:.0f} MB")
     print(
         f"bench format={args.format} rows={args.rows} seconds={normalize_s:.2f} raw_copy_seconds={raw_s:.2f}"
         f" ratio={normalize_s / raw_s:.2f} peak_rss_mb={normalize_rss:.0f}"
@@ -53,18 +78,134 @@ def main() -> int:
     return 0
 
 
-def _export(data_dir: Path, rows: int, fmt: str) -> list[Path]:
-    from gpuledger.demo.aws_exports import write_scaled_cur_export
-
+def _export(data_dir: Path, rows: int, fmt: str) -> Delivery:
+    """The N-row export's delivery, as discovered in its folder; generated first unless already there."""
     folder = data_dir / f"{fmt}-{rows}"
     done = folder / ".complete"
     if not done.exists():
         shutil.rmtree(folder, ignore_errors=True)
         started = time.perf_counter()
-        write_scaled_cur_export(folder, rows, fmt)  # type: ignore[arg-type]
+        _WRITERS[fmt](folder, rows, fmt)
         done.write_text("")
         print(f"generated {rows} rows of {fmt} in {time.perf_counter() - started:.1f}s", file=sys.stderr)
-    return sorted(p for p in folder.rglob("*") if p.is_file() and p.name != ".complete")
+    deliveries = _deliveries(folder, FORMATS[fmt])
+    if len(deliveries) != 1:
+        raise SystemExit(f"{folder}: expected one delivery, found {len(deliveries)}")
+    return deliveries[0]
+
+
+def _deliveries(path: Path, source_format: str) -> list[Delivery]:
+    """What ``gpuledger import PATH --format F`` would load: export folders by their manifests, loose files."""
+    import duckdb
+
+    from gpuledger.pipeline import deliveries_from_paths
+
+    with duckdb.connect() as con:
+        return deliveries_from_paths(con, [path], source_format)
+
+
+def _newest(path: Path, source_format: str) -> Delivery:
+    """The newest billing period's delivery of a demo export."""
+    return max(_deliveries(path, source_format), key=lambda d: d.billing_period or "")
+
+
+def _write_aws(folder: Path, rows: int, fmt: str) -> None:
+    from gpuledger.demo.aws_exports import write_scaled_cur_export
+
+    write_scaled_cur_export(folder, rows, fmt)  # type: ignore[arg-type]
+
+
+def _write_azure(folder: Path, rows: int, fmt: str) -> None:
+    """The demo's newest AmortizedCost run repeated, one subscription per copy, as a run with its manifest."""
+    from connectors.azure.exports import read_manifest
+    from gpuledger.demo.azure_exports import write_azure_demo_exports
+
+    with tempfile.TemporaryDirectory(prefix="gpuledger-bench-demo-") as scratch:
+        source = next(s for s in write_azure_demo_exports(Path(scratch)) if s.format == FORMATS[fmt])
+        demo = _newest(source.path, source.format)
+        assert demo.manifest is not None
+        manifest = read_manifest(demo.manifest)
+        run = folder / demo.manifest.parent.relative_to(source.path)
+        subscription = "left(SubscriptionId, 24) || printf('%012x', k)"
+        parts = _replicate(
+            "read_csv($files, all_varchar = true)",
+            demo.files,
+            rows,
+            f"{subscription} AS SubscriptionId, subscriptionName || '-' || k AS subscriptionName,"
+            f" replace(ResourceId, SubscriptionId, {subscription}) AS ResourceId",
+            "FORMAT csv, HEADER true, COMPRESSION gzip",
+            lambda number: run / f"part_0_{number + 1:04d}.csv.gz",
+        )
+    blob_folder = posixpath.dirname(manifest["blobs"][0]["blobName"])
+    blobs = [
+        {"blobName": f"{blob_folder}/{path.name}", "byteCount": path.stat().st_size, "dataRowCount": count}
+        for path, count in parts
+    ]
+    manifest |= {"byteCount": sum(b["byteCount"] for b in blobs), "blobCount": len(blobs), "dataRowCount": rows}
+    manifest["blobs"] = blobs
+    (run / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+
+
+def _write_gcp(folder: Path, rows: int, fmt: str) -> None:
+    """The demo's newest invoice month of the detailed table repeated, one project per copy, as one extract."""
+    from gpuledger.demo.gcp_exports import write_gcp_demo_exports
+
+    with tempfile.TemporaryDirectory(prefix="gpuledger-bench-demo-") as scratch:
+        sources = write_gcp_demo_exports(Path(scratch))
+        source = next(s for s in sources if s.detailed and s.file_format == "parquet")
+        demo = _newest(source.path, FORMATS[fmt])
+        # the month's extracts as one, named by the newest export time: a full re-extract of the month
+        extract = folder / demo.files[-1].parent.relative_to(source.path.parent)
+        _replicate(
+            "read_parquet($files, hive_partitioning = false)",
+            demo.files,
+            rows,
+            "CASE WHEN project.id IS NULL THEN project"
+            " ELSE struct_update(project, id := project.id || '-' || k, name := project.name || ' ' || k) END"
+            " AS project",
+            "FORMAT parquet, COMPRESSION snappy",
+            lambda number: extract / f"part-{number:03d}.parquet",
+        )
+
+
+_WRITERS: dict[str, Callable[[Path, int, str], None]] = {
+    "cur2-parquet": _write_aws,
+    "cur1-csv": _write_aws,
+    "azure-csv": _write_azure,
+    "gcp-parquet": _write_gcp,
+}
+
+
+def _replicate(
+    reader: str, files: tuple[Path, ...], rows: int, vary: str, options: str, part: Callable[[int], Path]
+) -> list[tuple[Path, int]]:
+    """Write ``rows`` rows of the demo files' rows repeated, ``_ROWS_PER_PART`` to a file; return (file, rows).
+
+    Row n is demo row ``n % len(demo)`` of copy ``k = n // len(demo)``; ``vary`` is a REPLACE list (over the
+    demo's columns and ``k``) that makes each copy's rows its own. The last copy may be partial.
+    """
+    import duckdb
+
+    from gpuledger.sqlfiles import quote_literal
+
+    written = []
+    with duckdb.connect() as con:
+        con.execute(
+            f"CREATE TEMP TABLE demo AS SELECT row_number() OVER () - 1 AS i, * FROM {reader}",
+            {"files": [str(f) for f in files]},
+        )
+        size = con.execute("SELECT count(*) FROM demo").fetchone()[0]  # type: ignore[index]
+        for number, start in enumerate(range(0, rows, _ROWS_PER_PART)):
+            stop = min(rows, start + _ROWS_PER_PART)
+            target = part(number)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            con.execute(
+                f"COPY (SELECT * EXCLUDE (n, k, i) REPLACE ({vary}) FROM (SELECT g.n, g.n // {size} AS k, d.*"
+                f" FROM range({start}, {stop}) AS g(n) JOIN demo AS d ON d.i = g.n % {size}) ORDER BY n)"
+                f" TO {quote_literal(str(target))} ({options})"
+            )
+            written.append((target, stop - start))
+    return written
 
 
 def _run_phase(phase: str, args: argparse.Namespace) -> tuple[float, float]:
@@ -93,17 +234,16 @@ def _run_phase(phase: str, args: argparse.Namespace) -> tuple[float, float]:
         return elapsed, usage.ru_maxrss / 1024
 
 
-def _normalize(files: list[Path], fmt: str, work: Path) -> None:
+def _normalize(delivery: Delivery, work: Path) -> None:
     from gpuledger.load import load_delivery
     from gpuledger.pipeline import open_warehouse
-    from models.delivery import Delivery
 
     with open_warehouse(work) as con:
-        result = load_delivery(con, Delivery(FORMATS[fmt], tuple(files)))
+        result = load_delivery(con, delivery)
     print(f"normalized into {sum(s.rows for s in result.slices)} FOCUS rows", file=sys.stderr)
 
 
-def _raw_copy(files: list[Path], work: Path) -> None:
+def _raw_copy(files: tuple[Path, ...], work: Path) -> None:
     import duckdb
 
     con = duckdb.connect(
