@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
+from datacache import generated_once
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -121,14 +122,9 @@ def main() -> int:
 
 def _sample_files(data_dir: Path, nodes: int, days: int) -> list[Path]:
     """Per-minute samples as Parquet, NODES_PER_FILE nodes a file, generated once and reused."""
-    import duckdb
+    minutes = days * 24 * 60
 
-    folder = data_dir / f"samples-{nodes}n-{days}d"
-    done = folder / ".complete"
-    if not done.exists():
-        folder.mkdir(parents=True, exist_ok=True)
-        started = time.perf_counter()
-        minutes = days * 24 * 60
+    def generate(folder: Path) -> None:
         con = duckdb.connect(config={"memory_limit": "2GB", "preserve_insertion_order": False})
         con.execute("SET enable_progress_bar = false")
         for first in range(0, nodes, NODES_PER_FILE):
@@ -136,8 +132,8 @@ def _sample_files(data_dir: Path, nodes: int, days: int) -> list[Path]:
             params = {"first_node": first, "minutes": minutes, "samples": count * 8 * minutes}
             # COPY cannot bind its target; the path is built from integers only.
             con.execute(f"COPY ({SAMPLES_SQL}) TO '{folder / f'part-{first:05d}.parquet'}' (FORMAT parquet)", params)
-        done.write_text("")
-        print(f"generated samples for {nodes} nodes in {time.perf_counter() - started:.0f}s", file=sys.stderr)
+
+    folder = generated_once(data_dir / f"samples-{nodes}n-{days}d", generate, f"samples for {nodes} nodes")
     return sorted(folder.glob("part-*.parquet"))
 
 
@@ -145,6 +141,7 @@ def _child(files: list[Path], nodes: int, days: int, work: Path) -> None:
     from connectors.telemetry.files import read_samples_file
     from gpuledger.allocate import allocate_month, month_bounds
     from gpuledger.pipeline import open_warehouse
+    from gpuledger.telemetry import insert_frame
     from models.allocation import AllocationConfig, NodeMapping
 
     con = open_warehouse(work)
@@ -160,9 +157,7 @@ def _child(files: list[Path], nodes: int, days: int, work: Path) -> None:
     activity = read_samples_file(files, cluster="bench", idle_threshold=0.05, interval_seconds=60, con=con)
     aggregate_s = time.perf_counter() - started
     samples = int(activity["samples"].sum())
-    con.register("activity_frame", activity.to_arrow())
-    con.execute("INSERT INTO gpu.activity BY NAME SELECT * FROM activity_frame")
-    con.unregister("activity_frame")
+    insert_frame(con, "gpu.activity", activity)
     del activity
 
     _, period_end = month_bounds(START.strftime("%Y-%m"))

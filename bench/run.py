@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import posixpath
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,6 +27,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from datacache import generated_once
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -80,14 +81,7 @@ def main() -> int:
 
 def _export(data_dir: Path, rows: int, fmt: str) -> Delivery:
     """The N-row export's delivery, as discovered in its folder; generated first unless already there."""
-    folder = data_dir / f"{fmt}-{rows}"
-    done = folder / ".complete"
-    if not done.exists():
-        shutil.rmtree(folder, ignore_errors=True)
-        started = time.perf_counter()
-        _WRITERS[fmt](folder, rows, fmt)
-        done.write_text("")
-        print(f"generated {rows} rows of {fmt} in {time.perf_counter() - started:.1f}s", file=sys.stderr)
+    folder = generated_once(data_dir / f"{fmt}-{rows}", lambda f: _WRITERS[fmt](f, rows, fmt), f"{rows} rows of {fmt}")
     deliveries = _deliveries(folder, FORMATS[fmt])
     if len(deliveries) != 1:
         raise SystemExit(f"{folder}: expected one delivery, found {len(deliveries)}")

@@ -158,16 +158,17 @@ def _replace(
     if duplicates.height:
         first = duplicates.row(0, named=True)
         raise InputError(source.name, f"job {first['job_id']} of cluster {first['cluster']} appears twice")
-    _insert(con, "gpu.jobs", jobs.rename(_JOB_COLUMNS))
-    _insert(con, "gpu.activity", activity)
+    insert_frame(con, "gpu.jobs", jobs.rename(_JOB_COLUMNS))
+    insert_frame(con, "gpu.activity", activity)
     for table, frame in (("gpu.checkpoint_bytes", checkpoints), ("gpu.egress_bytes", egress)):
         if frame is not None:
             # Table names are this module's constants.
             con.execute(f"DELETE FROM {table} WHERE source = $source", params)
-            _insert(con, table, frame.with_columns(source=pl.lit(source.name)))
+            insert_frame(con, table, frame.with_columns(source=pl.lit(source.name)))
 
 
-def _insert(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
+def insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
+    """Append a frame's rows to ``table`` (a project table name) by column name."""
     if frame.height:
         con.register("telemetry_frame", frame.to_arrow())
         try:
