@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 GPULEDGER_HOME ?= $(CURDIR)/.home
 export GPULEDGER_HOME
 
-.PHONY: install demo test lint lock clean install-validator validate-focus lock-validator install-prometheus
+.PHONY: install demo test lint lock clean install-validator validate-focus lock-validator install-prometheus install-azurite
 VALIDATOR_VENV := .venv-validator
 
 install: $(VENV)/.installed
@@ -23,13 +23,20 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-test: install install-validator install-prometheus lint
+test: install install-validator install-prometheus install-azurite lint
 	$(BIN)/pytest
 
 # The Prometheus connector's tests run a real Prometheus (Debian package; needs root to install).
 install-prometheus:
 	@command -v promtool >/dev/null && command -v prometheus >/dev/null || { \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus; }
+
+# The Azure sync tests run a real Azurite blob server (npm package, pinned; installed under .azurite/).
+AZURITE_VERSION := 3.37.0
+install-azurite:
+	@test -x .azurite/node_modules/.bin/azurite-blob \
+	  && grep -q '"version": "$(AZURITE_VERSION)"' .azurite/node_modules/azurite/package.json \
+	  || npm install --prefix .azurite --no-audit --no-fund azurite@$(AZURITE_VERSION)
 
 # Re-resolve pinned versions after editing pyproject.toml (needs only PyPI).
 lock:

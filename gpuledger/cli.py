@@ -14,6 +14,7 @@ from gpuledger.errors import GpuledgerError
 from gpuledger.load import LoadResult, SliceTotal, load_delivery
 from gpuledger.pipeline import deliveries_from_paths, open_warehouse, resolve_home
 from gpuledger.warehouse import WAREHOUSE_FILE
+from models.config import load_config
 from models.delivery import SOURCE_FORMATS
 
 HOME_HELP = "gpuledger home (default: $GPULEDGER_HOME, else ~/.local/share/gpuledger)"
@@ -47,6 +48,12 @@ def _parser() -> argparse.ArgumentParser:
     imp.add_argument("--home", help=HOME_HELP)
     imp.add_argument("--format", default="auto", choices=("auto", *SOURCE_FORMATS))
     imp.set_defaults(handler=_import)
+
+    sync = commands.add_parser("sync", help="pull new deliveries of the remote sources ([sources.s3], ...)")
+    sync.add_argument("--home", help=HOME_HELP)
+    sync.add_argument("--source", help="only this source")
+    sync.add_argument("--month", help="only this billing month YYYY-MM")
+    sync.set_defaults(handler=_sync)
 
     export = commands.add_parser("export-focus", help="write FOCUS rows to a Parquet file")
     export.add_argument("--home", help=HOME_HELP)
@@ -94,6 +101,28 @@ def _run(args: argparse.Namespace, home: Path | None = None) -> int:
     )
     print(f"  export: gpuledger export-focus --home {home} --out focus.parquet")
     print(f"  Dagster run history: {os.environ.get('DAGSTER_HOME') or home / 'dagster'}")
+    return 0
+
+
+def _sync(args: argparse.Namespace) -> int:
+    from connectors.sync import remote_sources, sync_source
+
+    home = resolve_home(args.home)
+    try:
+        sources = remote_sources(load_config(home).sources, args.source)
+    except ValueError as exc:
+        print(f"gpuledger: {exc}", file=sys.stderr)
+        return 2
+    for source in sources:
+        result = sync_source(source, args.month)
+        rows = [(p.billing_period or "-", p.version or "-", p.files, p.downloaded_bytes) for p in result.pulled]
+        print(f"{source.name}: {len(rows)} new deliver{'y' if len(rows) == 1 else 'ies'} -> {source.path}")
+        if rows:
+            print(_table(["period", "version", "files", "downloaded bytes"], rows))
+        if result.unchanged:
+            print(f"  already landed: {', '.join(result.unchanged)}")
+    if not sources:
+        print("no remote sources configured ([sources.s3] or [sources.azure_blob] in gpuledger.toml)")
     return 0
 
 

@@ -27,3 +27,7 @@ class InputError(GpuledgerError):
 
 class ReconciliationError(GpuledgerError):
     """Normalized sums differ from the source's: money would be lost or invented."""
+
+
+class RemoteError(GpuledgerError):
+    """A provider's service could not be used: missing credentials, a refused request, a failed download."""

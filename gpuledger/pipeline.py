@@ -49,6 +49,8 @@ def open_warehouse(home: Path) -> duckdb.DuckDBPyConnection:
 def discover(source: SourceConfig) -> list[Delivery]:
     """Complete deliveries of one configured source, newest manifest per billing period."""
     if not source.path.is_dir():
+        if source.remote is not None:  # nothing synced yet: no delivery, not a mistake
+            return []
         raise InputError(source.path, f"source {source.name!r}: export folder does not exist")
     if source.format.startswith("gcp-"):
         return gcp_exports.discover(source.path, source.format, source.name)

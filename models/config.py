@@ -17,6 +17,35 @@ from models.delivery import SOURCE_FORMATS
 CONFIG_FILE = "gpuledger.toml"
 
 
+LANDING_FOLDER = "landing"
+"""``<home>/landing/<source name>/``: where ``gpuledger sync`` mirrors a remote source's bucket or container."""
+
+# Remote kinds: (formats they deliver, required keys, optional keys); values are strings unless listed below.
+_REMOTE_KINDS: dict[str, tuple[str, frozenset[str], frozenset[str]]] = {
+    "s3": ("aws-", frozenset({"bucket"}), frozenset({"prefix", "export", "region", "endpoint_url"})),
+    "azure_blob": (
+        "azure-",
+        frozenset({"container", "directory"}),
+        frozenset({"export", "exports", "account_url", "connection_string_env"}),
+    ),
+}
+_REMOTE_LIMITS = frozenset({"max_file_bytes", "max_files"})
+
+
+@dataclass(frozen=True)
+class RemoteConfig:
+    """Where ``gpuledger sync`` pulls a source's deliveries from (never a secret: credential chains only)."""
+
+    kind: str
+    """``s3`` (AWS CUR / Data Exports bucket) or ``azure_blob`` (Cost Management export container)."""
+    options: dict[str, str | int | tuple[str, ...]]
+    """s3: bucket, prefix, export, region, endpoint_url; azure_blob: container, directory, export or exports,
+    account_url or connection_string_env (the NAME of the variable holding the connection string); both:
+    max_file_bytes, max_files."""
+    landing: Path
+    """The local mirror of the bucket or container (``<home>/landing/<source name>``)."""
+
+
 @dataclass(frozen=True)
 class SourceConfig:
     """One export to ingest."""
@@ -26,7 +55,9 @@ class SourceConfig:
     format: str
     """Export format: one of ``models.delivery.SOURCE_FORMATS``."""
     path: Path
-    """Local folder laid out like the export bucket (the report/export folder); relative to home."""
+    """Local folder laid out like the export bucket (the report/export folder); relative to home. For a remote
+    source, the export folder inside its landing mirror."""
+    remote: RemoteConfig | None = None
 
     @property
     def provider(self) -> str:
@@ -92,15 +123,24 @@ def load_config(home: Path) -> Config:
         where = f"[[sources]] #{index}"
         if not isinstance(entry, dict):
             raise InputError(path, f"{where} is not a table")
-        unknown = set(entry) - {"name", "format", "path"}
+        remotes = sorted(set(entry) & set(_REMOTE_KINDS))
+        unknown = set(entry) - {"name", "format", "path", *_REMOTE_KINDS}
         if unknown:
             raise InputError(path, f"{where}: unknown key(s) {sorted(unknown)}", column=sorted(unknown)[0])
-        for key in ("name", "format", "path"):
+        # a remote source's folder is its landing mirror: a path of its own would be a second truth
+        for key in ("name", "format") if remotes else ("name", "format", "path"):
             if not isinstance(entry.get(key), str) or not entry[key]:
                 raise InputError(path, f"{where}: {key!r} must be a non-empty string", column=key)
         if entry["format"] not in SOURCE_FORMATS:
             raise InputError(path, f"{where}: format must be one of {', '.join(SOURCE_FORMATS)}", column="format")
-        sources.append(SourceConfig(entry["name"], entry["format"], home / entry["path"]))
+        if not remotes:
+            sources.append(SourceConfig(entry["name"], entry["format"], home / entry["path"]))
+            continue
+        if len(remotes) > 1 or "path" in entry:
+            message = f"{where}: give one remote ({' or '.join(_REMOTE_KINDS)}) or a path"
+            raise InputError(path, message, column=remotes[0])
+        remote = _remote(path, where, home / LANDING_FOLDER / entry["name"], entry["format"], remotes[0], entry)
+        sources.append(SourceConfig(entry["name"], entry["format"], _export_folder(remote, entry["format"]), remote))
     names = [s.name for s in sources]
     if len(names) != len(set(names)):
         raise InputError(path, "source names must be unique", column="name")
@@ -111,6 +151,57 @@ def load_config(home: Path) -> Config:
         allocation=parse_allocation(path, data),
         reporting=_reporting(path, home, data.get("reporting", {})),
     )
+
+
+def _remote(path: Path, where: str, landing: Path, fmt: str, kind: str, entry: dict[str, object]) -> RemoteConfig:
+    table = entry[kind]
+    formats, required, optional = _REMOTE_KINDS[kind]
+    where = f"{where} {kind}"
+    if not isinstance(table, dict):
+        raise InputError(path, f"{where} must be a table", column=kind)
+    if not fmt.startswith(formats):
+        raise InputError(path, f"{where} delivers {formats}* formats, not {fmt}", column="format")
+    unknown = sorted(set(table) - required - optional - _REMOTE_LIMITS)
+    if unknown:
+        raise InputError(path, f"{where}: unknown key(s) {unknown}", column=f"{kind}.{unknown[0]}")
+    options: dict[str, str | int | tuple[str, ...]] = {}
+    for key, value in table.items():
+        if key in _REMOTE_LIMITS:
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InputError(path, f"{where}: {key!r} must be a positive integer", column=f"{kind}.{key}")
+            options[key] = value
+        elif key == "exports":
+            if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
+                raise InputError(path, f"{where}: 'exports' must be a list of names", column=f"{kind}.exports")
+            options[key] = tuple(value)
+        elif not isinstance(value, str) or (not value and key != "prefix"):
+            raise InputError(path, f"{where}: {key!r} must be a non-empty string", column=f"{kind}.{key}")
+        else:
+            options[key] = value
+    missing = sorted(required - set(options))
+    if missing:
+        raise InputError(path, f"{where}: {missing[0]!r} is required", column=f"{kind}.{missing[0]}")
+    if kind == "s3":
+        options.setdefault("export", str(entry["name"]))  # the report or export is usually named like the source
+    if kind == "azure_blob":
+        # the combined format reads an ActualCost and an AmortizedCost export side by side
+        wanted = "exports" if fmt == "azure-cost-details" else "export"
+        if wanted not in options or ({"export", "exports"} - {wanted}) & set(options):
+            raise InputError(path, f"{where}: format {fmt} takes {wanted!r}", column=f"{kind}.{wanted}")
+        if ("account_url" in options) == ("connection_string_env" in options):
+            message = f"{where}: set one of 'account_url' and 'connection_string_env'"
+            raise InputError(path, message, column=f"{kind}.account_url")
+    return RemoteConfig(kind, options, landing)
+
+
+def _export_folder(remote: RemoteConfig, fmt: str) -> Path:
+    """The export folder the remote's connector lands deliveries in, which discovery then reads."""
+    options = remote.options
+    if remote.kind == "s3":
+        prefix = str(options.get("prefix", "")).strip("/")
+        return remote.landing.joinpath(*prefix.split("/"), str(options["export"]))
+    folder = remote.landing / str(options["container"]) / str(options["directory"]).strip("/")
+    return folder if fmt == "azure-cost-details" else folder / str(options["export"])
 
 
 def _reporting(path: Path, home: Path, table: object) -> ReportingConfig:

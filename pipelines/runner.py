@@ -9,8 +9,10 @@ from pathlib import Path
 
 from dagster import AssetsDefinition, DagsterInstance, MultiPartitionKey, materialize
 
+from connectors.sync import remote_sources, sync_source
 from gpuledger.errors import GpuledgerError
 from gpuledger.pipeline import billing_months, deliveries_for, open_warehouse
+from models.config import load_config
 from pipelines.definitions import (
     PROVIDERS,
     WarehouseResource,
@@ -34,8 +36,10 @@ def dagster_instance(home: Path) -> DagsterInstance:
 
 
 def run_pipeline(home: Path) -> list[tuple[str, str]]:
-    """Materialize the FOCUS partition of every (billing month, provider) that has a delivery, then the
-    split and showback of every billing month with FOCUS rows."""
+    """Sync the remote sources, materialize the FOCUS partition of every (billing month, provider) that has a
+    delivery, then the split and showback of every billing month with FOCUS rows."""
+    for source in remote_sources(load_config(home).sources):
+        sync_source(source)
     partitions = sorted(
         {(d.billing_period or "", provider) for provider in PROVIDERS for d in deliveries_for(home, provider)}
     )

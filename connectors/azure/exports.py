@@ -36,6 +36,7 @@ MANIFEST_NAMES = ("manifest.json", "_manifest.json")
 
 _RANGE = re.compile(r"^(\d{4})(\d{2})(\d{2})-(\d{4})(\d{2})(\d{2})$")
 _RUN_TIME = re.compile(r"^\d{12}$")
+_MAX_MANIFEST_DEPTH = 2  # runs sit at most two levels below the range: [<run time>/]<run id>/
 _DATA_SUFFIXES = (".csv", ".csv.gz", ".parquet")
 _FAILED_STATUSES = {"failed", "timeout", "datanotavailable", "newdatanotavailable", "queued", "inprogress"}
 # exportConfig.type (improved) / exportType (legacy) -> dataset; "Usage" is the legacy name of actual cost.
@@ -60,7 +61,29 @@ class ExportRun:
 
     @property
     def billing_period(self) -> str | None:
-        return _period_of_range(self.range_folder.name)
+        return period_of_range(self.range_folder.name)
+
+
+@dataclass(frozen=True)
+class ManifestBlob:
+    """One data part a manifest lists: its blob name (or URL) as written, and its size where stated."""
+
+    name: str
+    byte_count: int | None
+
+
+@dataclass(frozen=True)
+class RunManifest:
+    """What a complete run's manifest says, whether it is a local file or a blob (connectors/azure/sync.py)."""
+
+    run_id: str
+    order_key: tuple[str, str, float]
+    """(runInfo.submittedTime, run-time folder, manifest modification time): the largest is the newest run."""
+    blobs: tuple[ManifestBlob, ...]
+    dataset: str | None
+    scope: str | None
+    rows: int | None
+    """dataRowCount where the manifest states it."""
 
 
 def looks_like_export(folder: Path) -> bool:
@@ -146,7 +169,7 @@ def newest_runs(export_folder: Path) -> dict[str, ExportRun]:
     """Date-range folder name -> the newest complete run in it."""
     runs: dict[str, ExportRun] = {}
     for range_folder in (p for p in _subfolders(export_folder) if _RANGE.match(p.name)):
-        if _period_of_range(range_folder.name) is None:
+        if period_of_range(range_folder.name) is None:
             # A custom range would replace a whole month's slice with part of it.
             log.warning("%s: not a monthly range (starts on the 1st, ends in the same month), skipped", range_folder)
             continue
@@ -181,12 +204,53 @@ def dataset_of_file(file: Path) -> str:
 
 def read_manifest(path: Path) -> dict[str, Any]:
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = path.read_bytes()
+    except OSError as exc:
         raise InputError(path, f"unreadable manifest: {exc}") from exc
+    return parse_manifest(data, path)
+
+
+def parse_manifest(data: bytes, where: Path | str) -> dict[str, Any]:
+    """A manifest's JSON object (a BOM is allowed); ``where`` names it in errors."""
+    try:
+        manifest = json.loads(data.decode("utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(where, f"unreadable manifest: {exc}") from exc
     if not isinstance(manifest, dict):
-        raise InputError(path, "manifest is not a JSON object")
+        raise InputError(where, "manifest is not a JSON object")
     return manifest
+
+
+def run_manifest(
+    manifest: dict[str, Any], where: Path | str, relative: PurePosixPath, modified: float
+) -> RunManifest | None:
+    """The run a manifest describes, or None when its status says it did not complete.
+
+    ``relative`` is the manifest's path below its date-range folder (``[<run time>/]<run id>/manifest.json``),
+    ``modified`` its modification time (POSIX seconds): both break ties between runs.
+    """
+    run_info = _object(manifest.get("runInfo"))
+    status = str(run_info.get("status") or manifest.get("status") or "").lower()
+    if status in _FAILED_STATUSES:
+        log.info("%s: run status %s, skipped", where, status)
+        return None
+    blobs = manifest.get("blobs")
+    if not isinstance(blobs, list):
+        raise InputError(where, "manifest field 'blobs' missing or not a list", column="blobs")
+    run_time = next((p.name for p in relative.parents if _RUN_TIME.match(p.name)), "")
+    return RunManifest(
+        run_id=str(run_info.get("runId") or relative.parent.name),
+        order_key=(str(run_info.get("submittedTime") or ""), run_time, modified),
+        blobs=tuple(_manifest_blob(where, blob) for blob in blobs),
+        dataset=_manifest_dataset(manifest),
+        scope=_scope(_object(manifest.get("exportConfig")).get("resourceId")),
+        rows=rows if isinstance(rows := manifest.get("dataRowCount"), int) else None,
+    )
+
+
+def is_run_manifest(relative: PurePosixPath) -> bool:
+    """``relative`` (below a date-range folder) is where a run's manifest sits: ``[<run time>/]<run id>/<manifest>``."""
+    return relative.name in MANIFEST_NAMES and len(relative.parts) <= _MAX_MANIFEST_DEPTH + 1
 
 
 def _delivery(source_format: str, runs: tuple[ExportRun, ...], source_name: str) -> Delivery:
@@ -202,7 +266,7 @@ def _delivery(source_format: str, runs: tuple[ExportRun, ...], source_name: str)
     )
 
 
-def _period_of_range(name: str) -> str | None:
+def period_of_range(name: str) -> str | None:
     """``YYYY-MM`` when the range lies within one calendar month starting on the 1st (monthly exports)."""
     match = _RANGE.match(name)
     if match and match.group(3) == "01" and match.group(1, 2) == match.group(4, 5):
@@ -211,31 +275,23 @@ def _period_of_range(name: str) -> str | None:
 
 
 def _manifests(range_folder: Path) -> list[Path]:
-    # Runs sit at most two levels below the range: [<run time>/]<run id>/.
-    return sorted(p for name in MANIFEST_NAMES for depth in ("", "*/", "*/*/") for p in range_folder.glob(depth + name))
+    depths = ["*/" * n for n in range(_MAX_MANIFEST_DEPTH + 1)]
+    return sorted(p for name in MANIFEST_NAMES for depth in depths for p in range_folder.glob(depth + name))
 
 
 def _manifest_run(range_folder: Path, manifest_path: Path) -> ExportRun | None:
-    manifest = read_manifest(manifest_path)
-    run_info = _object(manifest.get("runInfo"))
-    status = str(run_info.get("status") or manifest.get("status") or "").lower()
-    if status in _FAILED_STATUSES:
-        log.info("%s: run status %s, skipped", manifest_path, status)
+    relative = PurePosixPath(manifest_path.relative_to(range_folder).as_posix())
+    run = run_manifest(read_manifest(manifest_path), manifest_path, relative, manifest_path.stat().st_mtime)
+    if run is None:
         return None
-    blobs = manifest.get("blobs")
-    if not isinstance(blobs, list):
-        raise InputError(manifest_path, "manifest field 'blobs' missing or not a list", column="blobs")
-    files = tuple(_blob_to_local(manifest_path, range_folder, blob) for blob in blobs)
-    run_time = next((p.name for p in manifest_path.relative_to(range_folder).parents if _RUN_TIME.match(p.name)), "")
-    config = _object(manifest.get("exportConfig"))
     return ExportRun(
         range_folder=range_folder,
-        files=files,
-        run_id=str(run_info.get("runId") or manifest_path.parent.name),
-        order_key=(str(run_info.get("submittedTime") or ""), run_time, manifest_path.stat().st_mtime),
+        files=tuple(_blob_to_local(manifest_path, range_folder, blob) for blob in run.blobs),
+        run_id=run.run_id,
+        order_key=run.order_key,
         manifest=manifest_path,
-        dataset=_manifest_dataset(manifest),
-        scope=_scope(config.get("resourceId")),
+        dataset=run.dataset,
+        scope=run.scope,
     )
 
 
@@ -248,12 +304,23 @@ def _unmanifested_runs(range_folder: Path) -> list[ExportRun]:
     ]
 
 
-def _blob_to_local(manifest_path: Path, range_folder: Path, blob: object) -> Path:
-    """Map a manifest blob name (or URL) to the local mirror, refusing names outside the range folder."""
+def _manifest_blob(where: Path | str, blob: object) -> ManifestBlob:
     name = blob.get("blobName") if isinstance(blob, dict) else None
     if not isinstance(name, str) or not name:
-        raise InputError(manifest_path, f"manifest lists an invalid blob {blob!r}", column="blobs")
-    path = PurePosixPath(unquote(urlparse(name).path) if "://" in name else name)
+        raise InputError(where, f"manifest lists an invalid blob {blob!r}", column="blobs")
+    size = blob.get("byteCount") if isinstance(blob, dict) else None
+    return ManifestBlob(name=name, byte_count=size if isinstance(size, int) and not isinstance(size, bool) else None)
+
+
+def blob_path(name: str) -> PurePosixPath:
+    """A manifest blob name as a path: a URL's path (unquoted), else the name itself."""
+    return PurePosixPath(unquote(urlparse(name).path) if "://" in name else name)
+
+
+def _blob_to_local(manifest_path: Path, range_folder: Path, blob: ManifestBlob) -> Path:
+    """Map a manifest blob name (or URL) to the local mirror, refusing names outside the range folder."""
+    name = blob.name
+    path = blob_path(name)
     parts = path.parts
     if ".." in parts:
         raise InputError(manifest_path, f"manifest blob {name!r} points outside the export folder", column="blobs")
@@ -265,8 +332,8 @@ def _blob_to_local(manifest_path: Path, range_folder: Path, blob: object) -> Pat
         local = manifest_path.parent / path.name
     if not local.is_file():
         raise InputError(manifest_path, f"manifest lists {name!r}, which does not exist at {local}", column="blobs")
-    size = blob.get("byteCount") if isinstance(blob, dict) else None
-    if isinstance(size, int) and size != local.stat().st_size:
+    size = blob.byte_count
+    if size is not None and size != local.stat().st_size:
         message = f"{local} has {local.stat().st_size} bytes, the manifest says {size} (incomplete download?)"
         raise InputError(manifest_path, message, column="byteCount")
     return local

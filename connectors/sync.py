@@ -1,0 +1,94 @@
+"""``gpuledger sync``: pull each remote source's new deliveries into its landing mirror, with the provider's SDK.
+
+A remote source (``[sources.s3]``, ``[sources.azure_blob]`` in ``gpuledger.toml``) lands under
+``<home>/landing/<source name>/``; its export folder there is the source's ``path``, so the nightly run
+discovers and loads synced deliveries exactly like folders copied by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import cast
+
+from models.config import RemoteConfig, SourceConfig
+
+
+@dataclass(frozen=True)
+class PulledDelivery:
+    """One delivery a sync landed, as ``gpuledger sync`` reports it."""
+
+    billing_period: str | None
+    version: str | None
+    files: int
+    downloaded_bytes: int
+
+
+@dataclass(frozen=True)
+class SourceSync:
+    source: str
+    pulled: tuple[PulledDelivery, ...]
+    unchanged: tuple[str, ...]
+    """Periods (AWS) or date ranges (Azure) whose current delivery was already landed."""
+
+
+def remote_sources(sources: Sequence[SourceConfig], name: str | None = None) -> list[SourceConfig]:
+    """The sources ``gpuledger sync`` pulls: every remote one, or the one named (which must be remote)."""
+    chosen = [s for s in sources if s.remote is not None and (name is None or s.name == name)]
+    if name is not None and not chosen:
+        known = ", ".join(s.name for s in sources if s.remote is not None) or "none"
+        raise ValueError(f"no remote source named {name!r} (remote sources: {known})")
+    return chosen
+
+
+def sync_source(source: SourceConfig, month: str | None = None) -> SourceSync:
+    """Land ``source``'s new deliveries (every period, or only ``month``)."""
+    remote = cast(RemoteConfig, source.remote)
+    if remote.kind == "s3":
+        return _sync_s3(source, remote, month)
+    return _sync_azure_blob(source, remote, month)
+
+
+def _limits(remote: RemoteConfig) -> dict[str, int]:
+    return {k: int(cast(int, v)) for k, v in remote.options.items() if k in ("max_file_bytes", "max_files")}
+
+
+def _sync_s3(source: SourceConfig, remote: RemoteConfig, month: str | None) -> SourceSync:
+    from connectors.aws.sync import AwsExportConfig, sync_aws_export
+
+    options = remote.options
+    config = AwsExportConfig(
+        name=source.name,
+        bucket=str(options["bucket"]),
+        prefix=str(options.get("prefix", "")),
+        export=str(options["export"]),
+        kind="cur1" if source.format == "aws-cur1" else "data-export",
+        region=cast(str | None, options.get("region")),
+        endpoint_url=cast(str | None, options.get("endpoint_url")),
+        **_limits(remote),
+    )
+    result = sync_aws_export(config, remote.landing, month=month)
+    pulled = tuple(PulledDelivery(d.billing_period, d.version, len(d.files), d.downloaded_bytes) for d in result.pulled)
+    return SourceSync(source.name, pulled, result.unchanged)
+
+
+def _sync_azure_blob(source: SourceConfig, remote: RemoteConfig, month: str | None) -> SourceSync:
+    from connectors.azure.sync import AzureExportConfig, sync_azure_export
+
+    options = remote.options
+    exports = cast(tuple[str, ...], options["exports"]) if "exports" in options else (str(options["export"]),)
+    pulled: list[PulledDelivery] = []
+    unchanged: list[str] = []
+    for export in exports:
+        config = AzureExportConfig(
+            name=source.name,
+            container=str(options["container"]),
+            export_path=f"{str(options['directory']).strip('/')}/{export}",
+            account_url=cast(str | None, options.get("account_url")),
+            connection_string_env=cast(str | None, options.get("connection_string_env")),
+            **_limits(remote),
+        )
+        result = sync_azure_export(config, remote.landing, month=month)
+        pulled += [PulledDelivery(d.billing_period, d.version, len(d.files), d.downloaded_bytes) for d in result.pulled]
+        unchanged += [f"{export} {r}" for r in result.unchanged]
+    return SourceSync(source.name, tuple(pulled), tuple(unchanged))

@@ -1,0 +1,479 @@
+"""Pulling AWS exports from S3: a real moto server on 127.0.0.1, behind a small proxy that injects faults."""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import logging
+import shutil
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import closing
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import boto3
+import pytest
+from moto.server import ThreadedMotoServer
+
+from connectors.aws.sync import AwsExportConfig, sync_aws_export
+from connectors.ledger import LEDGER_FILE, read_ledger
+from gpuledger.cli import main
+from gpuledger.demo.aws_exports import write_demo_exports
+from gpuledger.errors import GpuledgerError, InputError, RemoteError
+from gpuledger.load import load_delivery
+from gpuledger.pipeline import deliveries_from_paths, discover, open_warehouse
+from models.config import SourceConfig
+
+SECRET = "wJalrXUtnFEMI-gpuledger-test-secret-K7MDENG"
+_SLOW_DOWN = (
+    b'<?xml version="1.0" encoding="UTF-8"?>\n'
+    b"<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>"
+)
+
+
+@dataclass
+class FaultProxy:
+    """Forwards S3 requests to moto; ``inject`` makes matching requests fail: 503 SlowDown or a body cut short."""
+
+    upstream_port: int
+    faults: list[list] = field(default_factory=list)  # [method, path substring, fault, times left]
+    requests: list[tuple[str, str]] = field(default_factory=list)
+    fired: list[tuple[str, str]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def inject(self, method: str, path_part: str, fault: str, times: int = 1) -> None:
+        self.faults.append([method, path_part, fault, times])
+
+    def reset(self) -> None:
+        with self.lock:
+            self.faults.clear()
+            self.requests.clear()
+            self.fired.clear()
+
+    def take(self, method: str, path: str) -> str | None:
+        with self.lock:
+            self.requests.append((method, path))
+            for fault in self.faults:
+                if fault[0] == method and fault[1] in path and fault[3] > 0:
+                    fault[3] -= 1
+                    self.fired.append((fault[2], path))
+                    return fault[2]
+        return None
+
+    def gets(self) -> list[str]:
+        return [path for method, path in self.requests if method == "GET" and "list-type" not in path]
+
+
+def _handler(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def _forward(self) -> None:
+            fault = proxy.take(self.command, self.path)
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else None
+            if fault == "throttle":
+                self._reply(503, {"Content-Type": "application/xml"}, _SLOW_DOWN)
+                return
+            upstream = http.client.HTTPConnection("127.0.0.1", proxy.upstream_port, timeout=30)
+            upstream.request(self.command, self.path, body=body, headers=dict(self.headers))
+            response = upstream.getresponse()
+            data = response.read()
+            upstream.close()
+            headers = {k: v for k, v in response.getheaders() if k.lower() not in ("transfer-encoding", "connection")}
+            if self.command != "HEAD":
+                headers["Content-Length"] = str(len(data))
+            if fault == "truncate":
+                # Full Content-Length, half the body, then the connection drops.
+                self._reply(response.status, headers, data[: len(data) // 2])
+                self.close_connection = True
+                return
+            self._reply(response.status, headers, data if self.command != "HEAD" else b"")
+
+        def _reply(self, status: int, headers: dict[str, str], data: bytes) -> None:
+            self.send_response(status)
+            for key, value in headers.items():
+                self.send_header(key, value)
+            if "Content-Length" not in headers:
+                self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+
+        do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = _forward
+
+    return Handler
+
+
+@pytest.fixture(scope="module")
+def proxy() -> Iterator[FaultProxy]:
+    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    moto.start()
+    fault_proxy = FaultProxy(upstream_port=moto.get_host_and_port()[1])
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fault_proxy))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    fault_proxy.url = f"http://127.0.0.1:{server.server_address[1]}"  # type: ignore[attr-defined]
+    yield fault_proxy
+    server.shutdown()
+    moto.stop()
+
+
+@pytest.fixture
+def aws_env(proxy: FaultProxy, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FaultProxy:
+    """Dummy credentials and AWS_ENDPOINT_URL (read by botocore itself) pointing at the proxy; never real AWS."""
+    proxy.reset()
+    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_S3", "AWS_ROLE_ARN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAGPULEDGERTEST")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)  # type: ignore[attr-defined]
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
+    return proxy
+
+
+@pytest.fixture
+def s3(aws_env: FaultProxy):
+    return boto3.client("s3")
+
+
+@pytest.fixture
+def bucket(s3) -> str:
+    name = f"billing-{uuid.uuid4().hex[:12]}"
+    s3.create_bucket(Bucket=name)
+    return name
+
+
+def _cur1(bucket: str, **limits: int) -> AwsExportConfig:
+    return AwsExportConfig(name="legacy", bucket=bucket, prefix="cur", export="helios", kind="cur1", **limits)
+
+
+def _put_cur1_period(s3, bucket: str, assembly: str, files: dict[str, bytes], keys: list[str] | None = None) -> None:
+    """A CUR 1 assembly of ``files`` (name -> bytes) for 2026-11 and the period manifest naming it."""
+    folder = "cur/helios/20261101-20261201"
+    for name, data in files.items():
+        s3.put_object(Bucket=bucket, Key=f"{folder}/{assembly}/{name}", Body=data)
+    manifest = {
+        "assemblyId": assembly,
+        "account": "012345678901",
+        "reportKeys": keys if keys is not None else [f"{folder}/{assembly}/{name}" for name in files],
+    }
+    s3.put_object(Bucket=bucket, Key=f"{folder}/helios-Manifest.json", Body=json.dumps(manifest).encode())
+
+
+def _landed_files(landing: Path) -> list[str]:
+    return sorted(str(p.relative_to(landing)) for p in landing.rglob("*") if p.is_file())
+
+
+def test_first_sync_lands_the_manifested_files_and_records_them(s3, bucket, tmp_path):
+    _put_cur1_period(s3, bucket, "a1", {"helios-1.csv.gz": b"one" * 1000, "helios-2.csv.gz": b"two"})
+    s3.put_object(Bucket=bucket, Key="cur/helios/20261101-20261201/stale/helios-1.csv.gz", Body=b"old")
+    landing = tmp_path / "landing"
+
+    result = sync_aws_export(_cur1(bucket), landing)
+
+    assert result.export_folder == landing / "cur" / "helios"
+    assert _landed_files(landing) == [
+        LEDGER_FILE,
+        "cur/helios/20261101-20261201/a1/helios-1.csv.gz",
+        "cur/helios/20261101-20261201/a1/helios-2.csv.gz",
+        "cur/helios/20261101-20261201/helios-Manifest.json",
+    ]
+    (delivery,) = result.pulled
+    assert (delivery.provider, delivery.source, delivery.export) == ("aws", "legacy", "helios")
+    assert (delivery.billing_period, delivery.version) == ("2026-11", "a1")
+    assert delivery.manifest == "cur/helios/20261101-20261201/helios-Manifest.json"
+    assert (delivery.downloaded_files, delivery.bytes, delivery.rows) == (2, 3003, None)
+    assert [(f.name, f.bytes, f.md5) for f in delivery.files] == [
+        ("cur/helios/20261101-20261201/a1/helios-1.csv.gz", 3000, hashlib.md5(b"one" * 1000).hexdigest()),
+        ("cur/helios/20261101-20261201/a1/helios-2.csv.gz", 3, hashlib.md5(b"two").hexdigest()),
+    ]
+    assert all(f.etag.strip('"') for f in delivery.files)
+    assert read_ledger(landing) == [delivery]
+
+
+def test_second_sync_downloads_nothing(s3, bucket, tmp_path, aws_env):
+    _put_cur1_period(s3, bucket, "a1", {"helios-1.csv.gz": b"x" * 100})
+    landing = tmp_path / "landing"
+    sync_aws_export(_cur1(bucket), landing)
+    aws_env.reset()
+
+    again = sync_aws_export(_cur1(bucket), landing)
+
+    assert (again.pulled, again.unchanged) == ((), ("2026-11",))
+    assert aws_env.gets() == []
+    assert len(read_ledger(landing)) == 1
+
+
+def test_changed_manifest_downloads_only_the_files_not_landed_yet(s3, bucket, tmp_path, aws_env):
+    _put_cur1_period(s3, bucket, "a1", {"helios-1.csv.gz": b"first"})
+    landing = tmp_path / "landing"
+    (first,) = sync_aws_export(_cur1(bucket), landing).pulled
+    _put_cur1_period(s3, bucket, "a1", {"helios-1.csv.gz": b"first", "helios-2.csv.gz": b"second"})
+    aws_env.reset()
+
+    (second,) = sync_aws_export(_cur1(bucket), landing).pulled
+
+    assert [p for p in aws_env.gets() if ".csv.gz" in p] == [
+        f"/{bucket}/cur/helios/20261101-20261201/a1/helios-2.csv.gz"
+    ]
+    assert (second.downloaded_files, len(second.files), second.downloaded_bytes) == (1, 2, 6)
+    assert second.files[0] == first.files[0]  # carried over from the ledger, MD5 included
+    assert second.files[1].md5 == hashlib.md5(b"second").hexdigest()
+    assert read_ledger(landing) == [first, second]
+
+
+def test_data_folder_without_manifest_is_not_a_delivery(s3, bucket, tmp_path):
+    s3.put_object(Bucket=bucket, Key="cur/helios/20261201-20270101/a1/helios-1.csv.gz", Body=b"partial")
+    config = AwsExportConfig(name="cur2", bucket=bucket, prefix="cur", export="helios", kind="data-export")
+    s3.put_object(Bucket=bucket, Key="cur/helios/data/BILLING_PERIOD=2026-12/e1/helios-00001.snappy.parquet", Body=b"p")
+    landing = tmp_path / "landing"
+
+    assert sync_aws_export(_cur1(bucket), landing).pulled == ()
+    assert sync_aws_export(config, landing).pulled == ()
+    assert _landed_files(landing) == []
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "cur/helios/20261101-20261201/../../../secrets/helios-1.csv.gz",
+        "cur/other/20261101-20261201/a1/helios-1.csv.gz",
+        "s3://someone-elses-bucket/cur/helios/20261101-20261201/a1/helios-1.csv.gz",
+        "/etc/passwd",
+    ],
+)
+def test_manifest_key_outside_the_export_prefix_is_rejected(s3, bucket, tmp_path, key):
+    _put_cur1_period(s3, bucket, "a1", {"helios-1.csv.gz": b"fine"}, keys=[key])
+    landing = tmp_path / "landing"
+    with pytest.raises(InputError, match="points outside the export prefix") as caught:
+        sync_aws_export(_cur1(bucket), landing)
+    assert caught.value.file == f"s3://{bucket}/cur/helios/20261101-20261201/helios-Manifest.json"
+    assert _landed_files(landing) == []
+
+
+def test_file_count_and_size_limits_stop_before_any_download(s3, bucket, tmp_path, aws_env):
+    _put_cur1_period(s3, bucket, "a1", {"helios-1.csv.gz": b"a" * 10, "helios-2.csv.gz": b"b" * 5000})
+    landing = tmp_path / "landing"
+    with pytest.raises(InputError, match="over the limit of 1"):
+        sync_aws_export(_cur1(bucket, max_files=1), landing)
+    with pytest.raises(InputError, match="over the per-file limit of 4096") as caught:
+        sync_aws_export(_cur1(bucket, max_file_bytes=4096), landing)
+    assert caught.value.file.endswith("helios-2.csv.gz")
+    assert _landed_files(landing) == []
+    assert not [path for path in aws_env.gets() if ".csv.gz" in path]
+
+
+def test_dropped_connection_is_retried_and_the_short_file_never_counts(s3, bucket, tmp_path, aws_env):
+    data = bytes(range(256)) * 400
+    _put_cur1_period(s3, bucket, "a1", {"helios-1.csv.gz": data})
+    landing = tmp_path / "landing"
+
+    aws_env.inject("GET", "helios-1.csv.gz", "truncate", times=3)
+    with pytest.raises(RemoteError, match=r"helios-1\.csv\.gz: download failed after 3 attempt"):
+        sync_aws_export(_cur1(bucket), landing)
+    assert len(aws_env.fired) == 3
+    assert _landed_files(landing) == []  # no part file, no manifest, no ledger
+
+    aws_env.reset()
+    aws_env.inject("GET", "helios-1.csv.gz", "truncate", times=1)
+    (delivery,) = sync_aws_export(_cur1(bucket), landing).pulled
+    assert len(aws_env.fired) == 1
+    assert (landing / "cur/helios/20261101-20261201/a1/helios-1.csv.gz").read_bytes() == data
+    assert delivery.downloaded_files == 1
+
+
+def test_throttling_is_retried_with_backoff(s3, bucket, tmp_path, aws_env):
+    _put_cur1_period(s3, bucket, "a1", {"helios-1.csv.gz": b"data"})
+    aws_env.inject("GET", "helios-1.csv.gz", "throttle", times=1)
+    aws_env.inject("GET", "list-type=2", "throttle", times=1)
+
+    (delivery,) = sync_aws_export(_cur1(bucket), tmp_path / "landing").pulled
+
+    assert [fault for fault, _ in aws_env.fired] == ["throttle", "throttle"]
+    assert delivery.downloaded_files == 1
+
+
+def test_throttling_past_the_attempt_limit_is_one_clear_error(s3, bucket, tmp_path, aws_env):
+    aws_env.inject("GET", "list-type=2", "throttle", times=10)
+    with pytest.raises(RemoteError, match="ListObjectsV2 refused: SlowDown") as caught:
+        sync_aws_export(_cur1(bucket, max_attempts=2), tmp_path / "landing")
+    assert "\n" not in str(caught.value)
+
+
+def test_missing_credentials_name_the_credential_chain(aws_env, monkeypatch, tmp_path):
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    with pytest.raises(RemoteError) as caught:
+        sync_aws_export(_cur1("any-bucket"), tmp_path / "landing")
+    message = str(caught.value)
+    assert "no AWS credentials found by boto3's default credential chain" in message
+    assert "AWS_ACCESS_KEY_ID" in message and "AWS_PROFILE" in message
+    assert "\n" not in message
+    assert isinstance(caught.value, GpuledgerError)  # the CLI prints these as one line, no traceback
+
+
+def test_logs_and_errors_never_contain_the_secret_key(s3, bucket, tmp_path, aws_env, caplog):
+    caplog.set_level(logging.DEBUG)  # botocore's own debug logging included
+    _put_cur1_period(s3, bucket, "a1", {"helios-1.csv.gz": b"data"})
+    aws_env.inject("GET", "helios-1.csv.gz", "throttle", times=1)
+    sync_aws_export(_cur1(bucket), tmp_path / "landing")
+    aws_env.inject("GET", "list-type=2", "throttle", times=10)
+    with pytest.raises(RemoteError) as caught:
+        sync_aws_export(_cur1(bucket, max_attempts=2), tmp_path / "landing")
+    assert "botocore" in caplog.text  # the capture did see the SDK's requests
+    assert SECRET not in caplog.text
+    assert SECRET not in str(caught.value)
+    assert SECRET not in (tmp_path / "landing" / LEDGER_FILE).read_text()
+
+
+# --- end to end: the demo's exports, restated, synced, loaded == the same files imported by hand --------------------
+
+
+def _upload(s3, bucket_root: Path, paths: list[Path]) -> None:
+    """Put files of a local bucket mirror under their keys."""
+    for path in sorted(paths):
+        s3.put_object(Bucket=bucket_root.name, Key=path.relative_to(bucket_root).as_posix(), Body=path.read_bytes())
+
+
+def _stage_first_execution(bucket_root: Path, manifest_path: Path, version_field: str, files_field: str) -> list[Path]:
+    """Rewrite the period's manifest as its earlier one (the demo keeps only the newest); the newest's data files."""
+    manifest = json.loads(manifest_path.read_text())
+    newest = manifest[version_field]
+    (listed,) = manifest[files_field]
+    key = listed.removeprefix(f"s3://{bucket_root.name}/")
+    period_folder = (bucket_root / key).parents[1]
+    (older,) = [p.name for p in period_folder.iterdir() if p.is_dir() and p.name != newest]
+    manifest_path.write_text(
+        json.dumps(dict(manifest, **{version_field: older, files_field: [listed.replace(newest, older)]}))
+    )
+    return sorted(p for p in (period_folder / newest).rglob("*") if p.is_file())
+
+
+def _focus_rows(con, root: Path) -> list[tuple]:
+    """Published rows, with source files relative to the bucket mirror and the ingest time left out."""
+    rows = con.execute(
+        "SELECT * EXCLUDE (x_IngestedAt) REPLACE (substr(x_SourceFile, length($root) + 2) AS x_SourceFile)"
+        " FROM focus.costs ORDER BY ALL",
+        {"root": str(root)},
+    ).fetchall()
+    assert rows
+    return rows
+
+
+def test_synced_restatement_loads_the_same_focus_rows_as_importing_by_hand(s3, aws_env, tmp_path):
+    demo = write_demo_exports(tmp_path / "demo")
+    cur2, cur1 = (next(s for s in demo if s.format == fmt) for fmt in ("aws-cur2", "aws-cur1"))
+    configs = {
+        cur2.name: AwsExportConfig(
+            name=cur2.name, bucket=cur2.path.parents[1].name, prefix="cur2", export=cur2.name, kind="data-export"
+        ),
+        cur1.name: AwsExportConfig(
+            name=cur1.name, bucket=cur1.path.parents[1].name, prefix="cur1", export=cur1.name, kind="cur1"
+        ),
+    }
+    november = {
+        cur2.name: (
+            cur2.path / "metadata/BILLING_PERIOD=2026-11/helios-cur2-Manifest.json",
+            "executionId",
+            "dataFiles",
+        ),
+        cur1.name: (cur1.path / "20261101-20261201/helios-legacy-cur-Manifest.json", "assemblyId", "reportKeys"),
+    }
+
+    # Stage 1: November's first execution is the current one; the restating one does not exist yet.
+    staged = tmp_path / "staged"
+    shutil.copytree(tmp_path / "demo", staged)
+    restating: dict[str, list[Path]] = {}
+    for name, (manifest_path, version_field, files_field) in november.items():
+        bucket_root = staged / configs[name].bucket
+        newest = _stage_first_execution(
+            bucket_root, staged / manifest_path.relative_to(tmp_path / "demo"), version_field, files_field
+        )
+        restating[name] = [tmp_path / "demo" / p.relative_to(staged) for p in newest]
+        s3.create_bucket(Bucket=bucket_root.name)
+        _upload(s3, bucket_root, [p for p in bucket_root.rglob("*") if p.is_file() and p not in newest])
+
+    landing = tmp_path / "landing"
+    sync_con = open_warehouse(tmp_path / "home-sync")
+
+    def sync_and_load() -> dict[str, list]:
+        pulled = {}
+        for name, config in configs.items():
+            result = sync_aws_export(config, landing / config.bucket)
+            pulled[name] = result.pulled
+            fmt = "aws-cur2" if config.kind == "data-export" else "aws-cur1"
+            for delivery in discover(SourceConfig(name, fmt, result.export_folder)):
+                load_delivery(sync_con, delivery)
+        return pulled
+
+    first = sync_and_load()
+    assert {name: sorted(d.billing_period for d in pulled) for name, pulled in first.items()} == {
+        cur2.name: ["2026-10", "2026-11"],  # 2026-12 has data but no manifest
+        cur1.name: ["2026-10", "2026-11"],
+    }
+    assert not (landing / configs[cur2.name].bucket / "cur2/helios-cur2/data/BILLING_PERIOD=2026-12").exists()
+    first_rows = _focus_rows(sync_con, landing)
+
+    # Stage 2: the restating execution arrives, data first, then its manifest overwrites the period's.
+    for name, (manifest_path, _, _) in november.items():
+        _upload(s3, tmp_path / "demo" / configs[name].bucket, restating[name])
+        _upload(s3, tmp_path / "demo" / configs[name].bucket, [manifest_path])
+    aws_env.reset()
+    second = sync_and_load()
+
+    for pulled in second.values():
+        (delivery,) = pulled
+        assert delivery.billing_period == "2026-11"
+        assert delivery.downloaded_files == len(delivery.files) == 1
+        assert all(".." not in f.name for f in delivery.files)
+    downloaded = [p for p in aws_env.gets() if not p.endswith("-Manifest.json")]
+    assert len(downloaded) == 2  # the two restating files, nothing already landed
+    synced_rows = _focus_rows(sync_con, landing)
+    assert synced_rows != first_rows
+
+    hand_con = open_warehouse(tmp_path / "home-hand")
+    for delivery in deliveries_from_paths(hand_con, [cur2.path, cur1.path], "auto"):
+        load_delivery(hand_con, delivery)
+    assert synced_rows == _focus_rows(hand_con, tmp_path / "demo")
+    sync_con.close()
+    hand_con.close()
+
+
+def test_configured_s3_source_syncs_and_runs_like_an_import_by_hand(s3, aws_env, tmp_path, capsys):
+    demo = write_demo_exports(tmp_path / "demo")
+    cur2 = next(s for s in demo if s.format == "aws-cur2")
+    bucket_root = cur2.path.parents[1]
+    s3.create_bucket(Bucket=bucket_root.name)
+    _upload(s3, bucket_root, [p for p in bucket_root.rglob("*") if p.is_file()])
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "gpuledger.toml").write_text(
+        f'[[sources]]\nname = "{cur2.name}"\nformat = "aws-cur2"\n'
+        f'[sources.s3]\nbucket = "{bucket_root.name}"\nprefix = "cur2"\n',
+        encoding="utf-8",
+    )
+    assert main(["sync", "--home", str(home), "--month", "2026-11"]) == 0
+    assert f"{cur2.name}: 1 new delivery" in capsys.readouterr().out
+    assert main(["sync", "--home", str(home)]) == 0  # October now; November already landed
+    out = capsys.readouterr().out
+    assert f"{cur2.name}: 1 new delivery" in out and "already landed: 2026-11" in out
+    assert main(["run", "--home", str(home)]) == 0
+    by_hand = tmp_path / "by-hand"
+    assert main(["import", str(cur2.path), "--home", str(by_hand), "--format", "aws-cur2"]) == 0
+    totals = (
+        "SELECT BillingAccountId, strftime(BillingPeriodStart, '%Y-%m'), count(*), sum(BilledCost),"
+        " sum(EffectiveCost) FROM focus.costs GROUP BY ALL ORDER BY ALL"
+    )
+    with closing(open_warehouse(home)) as synced, closing(open_warehouse(by_hand)) as imported:
+        assert synced.execute(totals).fetchall() == imported.execute(totals).fetchall() != []

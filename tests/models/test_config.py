@@ -1,0 +1,75 @@
+"""gpuledger.toml: remote sources ([sources.s3], [sources.azure_blob]) land in <home>/landing/<name>/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from connectors.sync import remote_sources
+from gpuledger.errors import InputError
+from gpuledger.pipeline import discover
+from models.config import RemoteConfig, SourceConfig, load_config
+
+
+def _config(home: Path, text: str) -> tuple[SourceConfig, ...]:
+    (home / "gpuledger.toml").write_text(text, encoding="utf-8")
+    return load_config(home).sources
+
+
+def test_an_s3_source_lands_in_its_mirror_and_names_its_export_folder(home):
+    (source,) = _config(
+        home, '[[sources]]\nname = "cur2"\nformat = "aws-cur2"\n[sources.s3]\nbucket = "b"\nprefix = "billing/cur"\n'
+    )
+    landing = home / "landing" / "cur2"
+    options = {"bucket": "b", "prefix": "billing/cur", "export": "cur2"}  # export defaults to the source name
+    remote = RemoteConfig("s3", options, landing)
+    assert source == SourceConfig("cur2", "aws-cur2", landing / "billing/cur/cur2", remote)
+    assert discover(source) == []  # nothing synced yet: no delivery, no error
+
+
+def test_an_azure_pair_lands_both_exports_in_one_directory(home):
+    (source,) = _config(
+        home,
+        '[[sources]]\nname = "mca"\nformat = "azure-cost-details"\n[sources.azure_blob]\ncontainer = "exports"\n'
+        'directory = "helios"\nexports = ["actual", "amortized"]\nconnection_string_env = "AZ_CONN"\nmax_files = 9\n',
+    )
+    assert source.path == home / "landing" / "mca" / "exports" / "helios"
+    assert source.remote is not None and source.remote.options["exports"] == ("actual", "amortized")
+    assert source.remote.options["max_files"] == 9
+
+
+@pytest.mark.parametrize(
+    ("table", "column"),
+    [
+        ('format = "aws-cur2"\npath = "x"\n[sources.s3]\nbucket = "b"\n', "s3"),  # a path beside a remote
+        ('format = "azure-actual"\n[sources.s3]\nbucket = "b"\n', "format"),  # S3 delivers AWS formats only
+        ('format = "aws-cur2"\n[sources.s3]\nprefix = "p"\n', "s3.bucket"),
+        ('format = "aws-cur2"\n[sources.s3]\nbucket = "b"\nsecret_access_key = "k"\n', "s3.secret_access_key"),
+        ('format = "aws-cur2"\n[sources.s3]\nbucket = "b"\nmax_files = 0\n', "s3.max_files"),
+        (
+            'format = "azure-cost-details"\n[sources.azure_blob]\ncontainer = "c"\ndirectory = "d"\nexport = "e"\n'
+            'account_url = "https://a.blob.core.windows.net"\n',
+            "azure_blob.exports",
+        ),
+        (
+            'format = "azure-actual"\n[sources.azure_blob]\ncontainer = "c"\ndirectory = "d"\nexport = "e"\n',
+            "azure_blob.account_url",
+        ),
+    ],
+)
+def test_remote_mistakes_name_the_key(home, table, column):
+    with pytest.raises(InputError) as error:
+        _config(home, f'[[sources]]\nname = "s"\n{table}')
+    assert error.value.column == column
+
+
+def test_sync_picks_remote_sources_or_names_the_missing_one(home):
+    sources = _config(
+        home,
+        '[[sources]]\nname = "local"\nformat = "aws-cur2"\npath = "exports"\n'
+        '[[sources]]\nname = "cur2"\nformat = "aws-cur2"\n[sources.s3]\nbucket = "b"\n',
+    )
+    assert [s.name for s in remote_sources(sources)] == ["cur2"]
+    with pytest.raises(ValueError, match="remote sources: cur2"):
+        remote_sources(sources, "local")
