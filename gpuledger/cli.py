@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from contextlib import closing
 from pathlib import Path
 
+import duckdb
+
 from gpuledger.errors import GpuledgerError
 from gpuledger.load import LoadResult, SliceTotal, load_delivery
 from gpuledger.pipeline import deliveries_from_paths, open_warehouse, resolve_home
@@ -54,6 +56,10 @@ def _parser() -> argparse.ArgumentParser:
     sync.add_argument("--source", help="only this source")
     sync.add_argument("--month", help="only this billing month YYYY-MM")
     sync.set_defaults(handler=_sync)
+
+    status = commands.add_parser("status", help="the sources: what was pulled and loaded, and when")
+    status.add_argument("--home", help=HOME_HELP)
+    status.set_defaults(handler=_status)
 
     export = commands.add_parser("export-focus", help="write FOCUS rows to a Parquet file")
     export.add_argument("--home", help=HOME_HELP)
@@ -123,6 +129,46 @@ def _sync(args: argparse.Namespace) -> int:
             print(f"  already landed: {', '.join(result.unchanged)}")
     if not sources:
         print("no remote sources configured ([sources.s3] or [sources.azure_blob] in gpuledger.toml)")
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    from connectors.ledger import read_ledger
+
+    home = resolve_home(args.home)
+    loaded: dict[str, tuple[int, object, object]] = {}
+    warehouse = home / WAREHOUSE_FILE
+    if warehouse.exists():
+        try:
+            # read-only, so a running pipeline is never blocked (its write lock makes this fail instead)
+            with duckdb.connect(str(warehouse), read_only=True) as con:
+                rows = con.execute(
+                    "SELECT source_name, count(*), max(billing_period), max(first_ingested_at)"
+                    " FROM meta.deliveries GROUP BY ALL"
+                ).fetchall()
+            loaded = {str(name): (count, period, at) for name, count, period, at in rows}
+        except duckdb.Error as exc:
+            print(f"warehouse not readable now ({str(exc).splitlines()[0]}): showing pulled deliveries only")
+    table = []
+    for source in load_config(home).sources:
+        pulled = read_ledger(source.remote.landing) if source.remote else []
+        mine = [e for e in pulled if e.source == source.name]
+        last = mine[-1] if mine else None  # the ledger lists deliveries oldest first
+        count, period, at = loaded.get(source.name, (0, None, None))
+        table.append(
+            (
+                source.name,
+                source.format,
+                source.remote.kind if source.remote else "folder",
+                f"{last.synced_at} {last.billing_period or ''}".strip() if last else "-",
+                len(mine),
+                count,
+                period or "-",
+                f"{at:%Y-%m-%dT%H:%M:%SZ}" if at else "-",
+            )
+        )
+    header = ["source", "format", "from", "last pulled", "pulled", "loaded", "newest period", "last loaded"]
+    print(_table(header, table) if table else "no sources configured")
     return 0
 
 

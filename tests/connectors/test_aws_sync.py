@@ -477,3 +477,8 @@ def test_configured_s3_source_syncs_and_runs_like_an_import_by_hand(s3, aws_env,
     )
     with closing(open_warehouse(home)) as synced, closing(open_warehouse(by_hand)) as imported:
         assert synced.execute(totals).fetchall() == imported.execute(totals).fetchall() != []
+    capsys.readouterr()
+    assert main(["status", "--home", str(home)]) == 0
+    (line,) = [row for row in capsys.readouterr().out.splitlines() if row.startswith(cur2.name)]
+    # source, format, from, pulled at and its period, deliveries pulled, loaded, newest period, loaded at
+    assert line.split()[1:3] == ["aws-cur2", "s3"] and line.split()[4:8] == ["2026-10", "2", "2", "2026-11"]
