@@ -34,6 +34,8 @@ install-prometheus:
 # The Azure sync tests run a real Azurite blob server (npm package, pinned; installed under .azurite/).
 AZURITE_VERSION := 3.37.0
 install-azurite:
+	@command -v npm >/dev/null || { \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm; }
 	@test -x .azurite/node_modules/.bin/azurite-blob \
 	  && grep -q '"version": "$(AZURITE_VERSION)"' .azurite/node_modules/azurite/package.json \
 	  || npm install --prefix .azurite --no-audit --no-fund azurite@$(AZURITE_VERSION)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
+from connectors.ledger import LedgerEntry
 from models.config import RemoteConfig, SourceConfig
 
 
@@ -46,11 +47,19 @@ def sync_source(source: SourceConfig, month: str | None = None) -> SourceSync:
     remote = cast(RemoteConfig, source.remote)
     if remote.kind == "s3":
         return _sync_s3(source, remote, month)
+    if remote.kind == "bigquery":
+        return _sync_bigquery(source, remote, month)
     return _sync_azure_blob(source, remote, month)
 
 
-def _limits(remote: RemoteConfig) -> dict[str, int]:
-    return {k: int(cast(int, v)) for k, v in remote.options.items() if k in ("max_file_bytes", "max_files")}
+def _limits(remote: RemoteConfig, *names: str) -> dict[str, int]:
+    keys = names or ("max_file_bytes", "max_files")
+    return {k: int(cast(int, v)) for k, v in remote.options.items() if k in keys}
+
+
+def _summary(source: SourceConfig, pulled: Sequence[LedgerEntry], unchanged: Sequence[str]) -> SourceSync:
+    deliveries = tuple(PulledDelivery(d.billing_period, d.version, len(d.files), d.downloaded_bytes) for d in pulled)
+    return SourceSync(source.name, deliveries, tuple(unchanged))
 
 
 def _sync_s3(source: SourceConfig, remote: RemoteConfig, month: str | None) -> SourceSync:
@@ -68,8 +77,24 @@ def _sync_s3(source: SourceConfig, remote: RemoteConfig, month: str | None) -> S
         **_limits(remote),
     )
     result = sync_aws_export(config, remote.landing, month=month)
-    pulled = tuple(PulledDelivery(d.billing_period, d.version, len(d.files), d.downloaded_bytes) for d in result.pulled)
-    return SourceSync(source.name, pulled, result.unchanged)
+    return _summary(source, result.pulled, result.unchanged)
+
+
+def _sync_bigquery(source: SourceConfig, remote: RemoteConfig, month: str | None) -> SourceSync:
+    from connectors.gcp.sync import GcpExportConfig, sync_gcp_export
+
+    options = remote.options
+    config = GcpExportConfig(
+        name=source.name,
+        project=str(options["project"]),
+        dataset=str(options["dataset"]),
+        billing_project=cast(str | None, options.get("billing_project")),
+        table=cast(str | None, options.get("table")),
+        location=cast(str | None, options.get("location")),
+        **_limits(remote, "months_back", "max_rows"),
+    )
+    result = sync_gcp_export(config, remote.landing, month=month)
+    return _summary(source, result.pulled, result.unchanged)
 
 
 def _sync_azure_blob(source: SourceConfig, remote: RemoteConfig, month: str | None) -> SourceSync:
@@ -77,7 +102,7 @@ def _sync_azure_blob(source: SourceConfig, remote: RemoteConfig, month: str | No
 
     options = remote.options
     exports = cast(tuple[str, ...], options["exports"]) if "exports" in options else (str(options["export"]),)
-    pulled: list[PulledDelivery] = []
+    pulled: list[LedgerEntry] = []
     unchanged: list[str] = []
     for export in exports:
         config = AzureExportConfig(
@@ -89,6 +114,6 @@ def _sync_azure_blob(source: SourceConfig, remote: RemoteConfig, month: str | No
             **_limits(remote),
         )
         result = sync_azure_export(config, remote.landing, month=month)
-        pulled += [PulledDelivery(d.billing_period, d.version, len(d.files), d.downloaded_bytes) for d in result.pulled]
+        pulled += result.pulled
         unchanged += [f"{export} {r}" for r in result.unchanged]
-    return SourceSync(source.name, tuple(pulled), tuple(unchanged))
+    return _summary(source, pulled, unchanged)

@@ -22,14 +22,23 @@ LANDING_FOLDER = "landing"
 
 # Remote kinds: (formats they deliver, required keys, optional keys); values are strings unless listed below.
 _REMOTE_KINDS: dict[str, tuple[str, frozenset[str], frozenset[str]]] = {
-    "s3": ("aws-", frozenset({"bucket"}), frozenset({"prefix", "export", "region", "endpoint_url"})),
+    "s3": (
+        "aws-",
+        frozenset({"bucket"}),
+        frozenset({"prefix", "export", "region", "endpoint_url", "max_file_bytes", "max_files"}),
+    ),
     "azure_blob": (
         "azure-",
         frozenset({"container", "directory"}),
-        frozenset({"export", "exports", "account_url", "connection_string_env"}),
+        frozenset({"export", "exports", "account_url", "connection_string_env", "max_file_bytes", "max_files"}),
+    ),
+    "bigquery": (
+        "gcp-",
+        frozenset({"project", "dataset"}),
+        frozenset({"billing_project", "table", "location", "months_back", "max_rows"}),
     ),
 }
-_REMOTE_LIMITS = frozenset({"max_file_bytes", "max_files"})
+_REMOTE_INTEGERS = frozenset({"max_file_bytes", "max_files", "months_back", "max_rows"})
 
 
 @dataclass(frozen=True)
@@ -37,11 +46,13 @@ class RemoteConfig:
     """Where ``gpuledger sync`` pulls a source's deliveries from (never a secret: credential chains only)."""
 
     kind: str
-    """``s3`` (AWS CUR / Data Exports bucket) or ``azure_blob`` (Cost Management export container)."""
+    """``s3`` (AWS CUR / Data Exports bucket), ``azure_blob`` (Cost Management export container) or
+    ``bigquery`` (the Cloud Billing export dataset)."""
     options: dict[str, str | int | tuple[str, ...]]
     """s3: bucket, prefix, export, region, endpoint_url; azure_blob: container, directory, export or exports,
-    account_url or connection_string_env (the NAME of the variable holding the connection string); both:
-    max_file_bytes, max_files."""
+    account_url or connection_string_env (the NAME of the variable holding the connection string); bigquery:
+    project, dataset, billing_project (runs the query jobs), table, location, months_back, max_rows; s3 and
+    azure_blob: max_file_bytes, max_files."""
     landing: Path
     """The local mirror of the bucket or container (``<home>/landing/<source name>``)."""
 
@@ -161,12 +172,12 @@ def _remote(path: Path, where: str, landing: Path, fmt: str, kind: str, entry: d
         raise InputError(path, f"{where} must be a table", column=kind)
     if not fmt.startswith(formats):
         raise InputError(path, f"{where} delivers {formats}* formats, not {fmt}", column="format")
-    unknown = sorted(set(table) - required - optional - _REMOTE_LIMITS)
+    unknown = sorted(set(table) - required - optional)
     if unknown:
         raise InputError(path, f"{where}: unknown key(s) {unknown}", column=f"{kind}.{unknown[0]}")
     options: dict[str, str | int | tuple[str, ...]] = {}
     for key, value in table.items():
-        if key in _REMOTE_LIMITS:
+        if key in _REMOTE_INTEGERS:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InputError(path, f"{where}: {key!r} must be a positive integer", column=f"{kind}.{key}")
             options[key] = value
@@ -197,6 +208,8 @@ def _remote(path: Path, where: str, landing: Path, fmt: str, kind: str, entry: d
 def _export_folder(remote: RemoteConfig, fmt: str) -> Path:
     """The export folder the remote's connector lands deliveries in, which discovery then reads."""
     options = remote.options
+    if remote.kind == "bigquery":  # a dataset folder: one folder per billing export table
+        return remote.landing / str(options["dataset"])
     if remote.kind == "s3":
         prefix = str(options.get("prefix", "")).strip("/")
         return remote.landing.joinpath(*prefix.split("/"), str(options["export"]))

@@ -39,6 +39,12 @@ import pyarrow as pa
 _API = "/bigquery/v2"
 _MAX_QUERY = re.compile(r"MAX\(export_time\)", re.IGNORECASE)
 _ROWS_QUERY = re.compile(r"^\s*SELECT\s+(?P<columns>.+?)\s+FROM\s+`[^`]+`\s+WHERE\s+invoice\.month\s*=\s*@month", re.S)
+# A Parquet extract's rows, with the usage day as the ingestion-time partition (the stub's choice: BigQuery's is
+# unconfirmed) and export_time as a zoned timestamp.
+_READ = (
+    "SELECT * REPLACE (export_time::TIMESTAMPTZ AS export_time), date_trunc('day', usage_start_time) AS _PARTITIONTIME"
+    " FROM read_parquet($files, hive_partitioning = false)"
+)
 _STATUS = {400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED"}
 
 
@@ -77,32 +83,34 @@ class BigQueryStub:
 
     # -- test set-up ---------------------------------------------------------------------------
 
-    def add_table(self, name: str, parquet: Sequence[Path] = ()) -> None:
-        """A table holding the rows of ``parquet`` (a billing export extract); without files, only listed."""
+    def add_table(self, name: str, parquet: Sequence[Path] = (), *, rows_per_month: int | None = None) -> None:
+        """A table holding the rows of ``parquet`` (a billing export extract); without files, only listed.
+
+        ``rows_per_month`` keeps only the first rows of each invoice month (a smaller table for quick tests).
+        """
         with self._lock:
             if not parquet:
                 self._tables[name] = None
                 return
-            self._con.execute(
-                f'CREATE TABLE "{name}" AS SELECT * REPLACE (export_time::TIMESTAMPTZ AS export_time),'
-                " date_trunc('day', usage_start_time) AS _PARTITIONTIME FROM read_parquet($files, hive_partitioning = false)",
-                {"files": [str(p) for p in parquet]},
-            )
+            sample = ""
+            if rows_per_month is not None:
+                order = "ORDER BY usage_start_time, sku.id, resource.global_name"
+                sample = f" QUALIFY row_number() OVER (PARTITION BY invoice.month {order}) <= {int(rows_per_month)}"
+            self._con.execute(f'CREATE TABLE "{name}" AS {_READ}{sample}', {"files": [str(p) for p in parquet]})
             schema = self._con.execute(f'SELECT * EXCLUDE (_PARTITIONTIME) FROM "{name}" LIMIT 0').fetch_arrow_table()
             self._tables[name] = [_field(f) for f in schema.schema]
 
     def append(self, name: str, parquet: Sequence[Path]) -> None:
         """Append rows to a table, as the billing export does."""
         with self._lock:
-            self._con.execute(
-                f'INSERT INTO "{name}" BY NAME SELECT * REPLACE (export_time::TIMESTAMPTZ AS export_time),'
-                " date_trunc('day', usage_start_time) AS _PARTITIONTIME FROM read_parquet($files, hive_partitioning = false)",
-                {"files": [str(p) for p in parquet]},
-            )
+            self._con.execute(f'INSERT INTO "{name}" BY NAME {_READ}', {"files": [str(p) for p in parquet]})
 
     def fail_next(self, count: int, status: int = 429, reason: str = "rateLimitExceeded") -> None:
         """Answer the next ``count`` requests with this error instead."""
         self._failures.extend([(status, reason)] * count)
+
+    def clear_failures(self) -> None:
+        self._failures.clear()
 
     def row_queries(self) -> list[str]:
         return [q for q in self.queries if not _MAX_QUERY.search(q)]
@@ -172,7 +180,7 @@ class BigQueryStub:
         sql = config["query"]
         self.queries.append(sql)
         params = {p["name"]: p["parameterValue"]["value"] for p in config.get("queryParameters", [])}
-        table = re.search(r"`([^`]+)`", sql)
+        table = re.search(r"\bFROM\s+`([^`]+)`", sql, re.IGNORECASE)
         name = table[1].rsplit(".", 1)[-1] if table else ""
         if self._tables.get(name) is None:
             return _error(404, "notFound", f"Not found: Table {table[1] if table else '?'}")
@@ -211,7 +219,12 @@ class BigQueryStub:
             "jobReference": reference,
             "configuration": body["configuration"],
             "status": {"state": "DONE"},
-            "statistics": {"creationTime": "0", "startTime": "0", "endTime": "0", "query": {"totalBytesProcessed": "0"}},
+            "statistics": {
+                "creationTime": "0",
+                "startTime": "0",
+                "endTime": "0",
+                "query": {"totalBytesProcessed": "0"},
+            },
         }
         self._jobs[job_id] = {"job": job, "fields": fields, "rows": rows}
         return 200, job
@@ -227,7 +240,7 @@ class BigQueryStub:
         start = int(query.get("pageToken") or query.get("startIndex") or 0)
         size = min(int(query.get("maxResults", self.page_size)), self.page_size)
         rows = found["rows"]
-        timestamps = "int64" if query.get("formatOptions.useInt64Timestamp") == "true" else "float"
+        timestamps = "int64" if query.get("formatOptions.useInt64Timestamp", "").lower() == "true" else "float"
         if query.get("formatOptions.timestampOutputFormat") == "ISO8601_STRING":
             timestamps = "iso"
         page = [_row(r, found["fields"], timestamps) for r in rows[start : start + size]]
@@ -265,7 +278,7 @@ def _handler(stub: BigQueryStub) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             self._answer("POST")
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+        def log_message(self, format: str, *args: object) -> None:
             pass
 
     return Handler

@@ -73,3 +73,24 @@ def test_sync_picks_remote_sources_or_names_the_missing_one(home):
     assert [s.name for s in remote_sources(sources)] == ["cur2"]
     with pytest.raises(ValueError, match="remote sources: cur2"):
         remote_sources(sources, "local")
+
+
+def test_a_bigquery_source_lands_its_dataset_and_takes_integer_options(home):
+    (source,) = _config(
+        home,
+        '[[sources]]\nname = "gcp"\nformat = "gcp-bq"\n[sources.bigquery]\nproject = "p"\ndataset = "billing"\n'
+        "months_back = 2\n",
+    )
+    assert source.path == home / "landing" / "gcp" / "billing"
+    assert source.remote is not None and source.remote.options == {
+        "project": "p",
+        "dataset": "billing",
+        "months_back": 2,
+    }
+    with pytest.raises(InputError) as error:  # a limit of another kind is no option here
+        _config(
+            home,
+            '[[sources]]\nname = "g"\nformat = "gcp-bq"\n[sources.bigquery]\nproject = "p"\ndataset = "d"\n'
+            "max_files = 3\n",
+        )
+    assert error.value.column == "bigquery.max_files"
