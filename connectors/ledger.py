@@ -24,6 +24,28 @@ PART_SUFFIX = ".gpuledger-part"
 _LEDGER_FORMAT = 1
 
 
+@dataclass(frozen=True, kw_only=True)
+class TransferLimits:
+    """What a sync holds one export's deliveries to: sizes, counts, attempts and timeouts (shared by connectors)."""
+
+    max_file_bytes: int = 32 * 2**30
+    """Largest data file accepted: far above any export part, catches a wrong name or a runaway object."""
+    max_files: int = 5_000
+    """Most data files one manifest may list."""
+    max_attempts: int = 8
+    """HTTP attempts per request (throttling, 5xx, dropped connections), with backoff."""
+    download_attempts: int = 3
+    """Attempts per file when a transfer drops or arrives short or corrupt."""
+    connect_timeout: float = 10.0
+    read_timeout: float = 60.0
+
+    def check_limits(self, where: str) -> None:
+        """Refuse a limit below 1, naming the key (``where`` names the export)."""
+        for key in ("max_file_bytes", "max_files", "max_attempts", "download_attempts"):
+            if getattr(self, key) < 1:
+                raise InputError(where, f"{key!r} must be at least 1", column=key)
+
+
 @dataclass(frozen=True)
 class LedgerFile:
     """One landed file: its remote name (key / blob name), size, the service's ETag and the MD5 of its bytes."""

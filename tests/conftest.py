@@ -34,6 +34,18 @@ def con(home: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     connection.close()
 
 
+def focus_rows_below(con: duckdb.DuckDBPyConnection, root: Path) -> list[tuple[object, ...]]:
+    """Every stored FOCUS row with its source file relative to ``root`` and without the ingest time, so that
+    loads of the same files from two folders (synced, copied by hand) compare equal."""
+    rows = con.execute(
+        "SELECT * EXCLUDE (x_IngestedAt) REPLACE (substr(x_SourceFile, length($root) + 2) AS x_SourceFile)"
+        " FROM focus.costs ORDER BY ALL",
+        {"root": str(root)},
+    ).fetchall()
+    assert rows
+    return rows
+
+
 def focus_snapshot(con: duckdb.DuckDBPyConnection) -> list[tuple[object, ...]]:
     """Every stored FOCUS row, in a stable order, for before/after comparisons."""
     return con.execute("SELECT * FROM focus.costs ORDER BY ALL").fetchall()

@@ -48,6 +48,7 @@ from connectors.aws.exports import _BILLING_PERIOD, _CUR1_RANGE
 from connectors.ledger import (
     LedgerEntry,
     LedgerFile,
+    TransferLimits,
     atomic_file,
     now_utc,
     read_ledger,
@@ -77,7 +78,7 @@ _MANIFEST_VERSION_FIELD: dict[str, str] = {"cur1": "assemblyId", "data-export": 
 
 
 @dataclass(frozen=True)
-class AwsExportConfig:
+class AwsExportConfig(TransferLimits):
     """One AWS export to pull: where its deliveries are in S3, and the limits a sync holds them to."""
 
     name: str
@@ -92,16 +93,6 @@ class AwsExportConfig:
     """Bucket region; None: the configured default (botocore follows S3's region redirects)."""
     endpoint_url: str | None = None
     """S3-compatible endpoint; None: AWS_ENDPOINT_URL(_S3) or the config file, else AWS."""
-    max_file_bytes: int = 32 * 2**30
-    """Largest data file accepted: far above any CUR part, catches a wrong key or a runaway object."""
-    max_files: int = 5_000
-    """Most data files one manifest may list."""
-    max_attempts: int = 8
-    """botocore attempts per request (throttling, 5xx, connection errors), with backoff."""
-    download_attempts: int = 3
-    """Attempts per file when a transfer drops or arrives short or corrupt."""
-    connect_timeout: float = 10.0
-    read_timeout: float = 60.0
 
     def __post_init__(self) -> None:
         where = f"AWS export {self.name!r}"
@@ -114,9 +105,7 @@ class AwsExportConfig:
             raise InputError(where, "export must be a name, not a path", column="export")
         if any(part in ("", ".", "..") for part in self.prefix.strip("/").split("/")) and self.prefix.strip("/"):
             raise InputError(where, f"prefix {self.prefix!r} has empty, '.' or '..' segments", column="prefix")
-        for key in ("max_file_bytes", "max_files", "max_attempts", "download_attempts"):
-            if getattr(self, key) < 1:
-                raise InputError(where, f"{key!r} must be at least 1", column=key)
+        self.check_limits(where)
 
     @property
     def export_prefix(self) -> str:

@@ -55,7 +55,15 @@ from connectors.azure.exports import (
     period_of_range,
     run_manifest,
 )
-from connectors.ledger import LedgerEntry, LedgerFile, atomic_file, now_utc, read_ledger, record_delivery
+from connectors.ledger import (
+    LedgerEntry,
+    LedgerFile,
+    TransferLimits,
+    atomic_file,
+    now_utc,
+    read_ledger,
+    record_delivery,
+)
 from gpuledger.errors import InputError, RemoteError
 
 log = logging.getLogger(__name__)
@@ -73,7 +81,7 @@ _TRANSFER_ERRORS = (ServiceResponseError, IncompleteReadError, DecodeError)
 
 
 @dataclass(frozen=True)
-class AzureExportConfig:
+class AzureExportConfig(TransferLimits):
     """One Cost Management export to pull: where its runs are in Blob Storage, and the limits a sync holds them to."""
 
     name: str
@@ -85,18 +93,8 @@ class AzureExportConfig:
     """``https://<account>.blob.core.windows.net``: authenticated with DefaultAzureCredential."""
     connection_string_env: str | None = None
     """Name of the environment variable holding a storage connection string (never the string itself)."""
-    max_file_bytes: int = 32 * 2**30
-    """Largest data part accepted: far above any export part, catches a wrong name or a runaway blob."""
-    max_files: int = 5_000
-    """Most data parts one manifest may list."""
-    max_attempts: int = 8
-    """HTTP attempts per request (408, 5xx incl. 503 ServerBusy throttling, dropped connections), with backoff."""
     backoff_seconds: float = 1.0
     """First retry delay; retry n waits backoff_seconds + 2**n seconds (Storage's ExponentialRetry), +-3 s jitter."""
-    download_attempts: int = 3
-    """Attempts per part when a transfer drops or arrives short or corrupt."""
-    connect_timeout: float = 10.0
-    read_timeout: float = 60.0
 
     def __post_init__(self) -> None:
         where = f"Azure export {self.name!r}"
@@ -112,9 +110,7 @@ class AzureExportConfig:
         if self.account_url is not None and (urlparse(self.account_url).query or "@" in self.account_url):
             # A SAS token or user info in the URL would be a secret in the config file.
             raise InputError(where, "account_url must not carry a SAS token or credentials", column="account_url")
-        for key in ("max_file_bytes", "max_files", "max_attempts", "download_attempts"):
-            if getattr(self, key) < 1:
-                raise InputError(where, f"{key!r} must be at least 1", column=key)
+        self.check_limits(where)
 
     @property
     def export_prefix(self) -> str:

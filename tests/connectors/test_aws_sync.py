@@ -17,6 +17,7 @@ from pathlib import Path
 
 import boto3
 import pytest
+from conftest import focus_rows_below
 from moto.server import ThreadedMotoServer
 
 from connectors.aws.sync import AwsExportConfig, sync_aws_export
@@ -360,17 +361,6 @@ def _stage_first_execution(bucket_root: Path, manifest_path: Path, version_field
     return sorted(p for p in (period_folder / newest).rglob("*") if p.is_file())
 
 
-def _focus_rows(con, root: Path) -> list[tuple]:
-    """Published rows, with source files relative to the bucket mirror and the ingest time left out."""
-    rows = con.execute(
-        "SELECT * EXCLUDE (x_IngestedAt) REPLACE (substr(x_SourceFile, length($root) + 2) AS x_SourceFile)"
-        " FROM focus.costs ORDER BY ALL",
-        {"root": str(root)},
-    ).fetchall()
-    assert rows
-    return rows
-
-
 def test_synced_restatement_loads_the_same_focus_rows_as_importing_by_hand(s3, aws_env, tmp_path):
     demo = write_demo_exports(tmp_path / "demo")
     cur2, cur1 = (next(s for s in demo if s.format == fmt) for fmt in ("aws-cur2", "aws-cur1"))
@@ -423,7 +413,7 @@ def test_synced_restatement_loads_the_same_focus_rows_as_importing_by_hand(s3, a
         cur1.name: ["2026-10", "2026-11"],
     }
     assert not (landing / configs[cur2.name].bucket / "cur2/helios-cur2/data/BILLING_PERIOD=2026-12").exists()
-    first_rows = _focus_rows(sync_con, landing)
+    first_rows = focus_rows_below(sync_con, landing)
 
     # Stage 2: the restating execution arrives, data first, then its manifest overwrites the period's.
     for name, (manifest_path, _, _) in november.items():
@@ -439,13 +429,13 @@ def test_synced_restatement_loads_the_same_focus_rows_as_importing_by_hand(s3, a
         assert all(".." not in f.name for f in delivery.files)
     downloaded = [p for p in aws_env.gets() if not p.endswith("-Manifest.json")]
     assert len(downloaded) == 2  # the two restating files, nothing already landed
-    synced_rows = _focus_rows(sync_con, landing)
+    synced_rows = focus_rows_below(sync_con, landing)
     assert synced_rows != first_rows
 
     hand_con = open_warehouse(tmp_path / "home-hand")
     for delivery in deliveries_from_paths(hand_con, [cur2.path, cur1.path], "auto"):
         load_delivery(hand_con, delivery)
-    assert synced_rows == _focus_rows(hand_con, tmp_path / "demo")
+    assert synced_rows == focus_rows_below(hand_con, tmp_path / "demo")
     sync_con.close()
     hand_con.close()
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from azure.storage.blob import BlobServiceClient, ContainerClient, ContentSettings
+from conftest import focus_rows_below
 
 from connectors.azure.sync import AzureExportConfig, sync_azure_export
 from connectors.ledger import LEDGER_FILE, PART_SUFFIX, read_ledger
@@ -126,17 +127,6 @@ def landed_files(landing: Path) -> list[Path]:
     return sorted(p for p in landing.rglob("*") if p.is_file()) if landing.exists() else []
 
 
-def focus_rows(con, root: Path) -> list[tuple]:
-    """Published rows, with source files relative to the container mirror and the ingest time left out."""
-    rows = con.execute(
-        "SELECT * EXCLUDE (x_IngestedAt) REPLACE (substr(x_SourceFile, length($root) + 2) AS x_SourceFile)"
-        " FROM focus.costs ORDER BY ALL",
-        {"root": str(root)},
-    ).fetchall()
-    assert rows
-    return rows
-
-
 def test_sync_lands_newest_runs_and_loads_the_same_focus_rows_as_importing_by_hand(container, demo, tmp_path):
     root = demo[0].container
     directory = demo[0].path.parent
@@ -162,7 +152,7 @@ def test_sync_lands_newest_runs_and_loads_the_same_focus_rows_as_importing_by_ha
         assert [d.billing_period for d in pulled] == ["2026-10", "2026-11"]
         assert pulled[0].downloaded_files == len(pulled[0].files) == 2
         assert pulled[1].version != newest_november[name]  # the month-to-date run: the restating one is not up yet
-    first_rows = focus_rows(con, landing / container.container_name)
+    first_rows = focus_rows_below(con, landing / container.container_name)
 
     # A restating run of November arrives: only its files are pulled, the older run's are never read again.
     upload(container, root, restating)
@@ -173,7 +163,7 @@ def test_sync_lands_newest_runs_and_loads_the_same_focus_rows_as_importing_by_ha
         assert delivery.downloaded_files == len(delivery.files) == 1
         assert delivery.bytes == delivery.downloaded_bytes > 0
         assert all(len(f.md5) == 32 and f.etag for f in delivery.files)
-    synced_rows = focus_rows(con, landing / container.container_name)
+    synced_rows = focus_rows_below(con, landing / container.container_name)
     assert synced_rows != first_rows
 
     # Nothing new: nothing downloaded, the landed files and the ledger untouched.
@@ -190,7 +180,7 @@ def test_sync_lands_newest_runs_and_loads_the_same_focus_rows_as_importing_by_ha
     hand = open_warehouse(tmp_path / "home-hand")
     for delivery in deliveries_from_paths(hand, [directory], "azure-cost-details"):
         load_delivery(hand, delivery)
-    assert synced_rows == focus_rows(hand, root)
+    assert synced_rows == focus_rows_below(hand, root)
     con.close()
     hand.close()
 
