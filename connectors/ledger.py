@@ -127,3 +127,27 @@ def atomic_file(path: Path) -> Iterator[BinaryIO]:
 def write_atomically(path: Path, data: bytes) -> None:
     with atomic_file(path) as out:
         out.write(data)
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    """What one sync of one export did."""
+
+    export_folder: Path
+    """Local export (or dataset) folder to configure as the source's path."""
+    pulled: tuple[LedgerEntry, ...]
+    """Deliveries landed by this sync (also recorded in the ledger)."""
+    unchanged: tuple[str, ...]
+    """Periods (AWS), date ranges (Azure) or ``<table>/<YYYY-MM>`` (GCP) whose current delivery was already landed."""
+
+    @property
+    def downloaded_bytes(self) -> int:
+        return sum(d.downloaded_bytes for d in self.pulled)
+
+    @property
+    def downloaded_files(self) -> int:
+        return sum(d.downloaded_files for d in self.pulled)
+
+    @property
+    def rows(self) -> int:
+        return sum(d.rows or 0 for d in self.pulled)

@@ -48,6 +48,7 @@ from connectors.aws.exports import _BILLING_PERIOD, _CUR1_RANGE
 from connectors.ledger import (
     LedgerEntry,
     LedgerFile,
+    SyncResult,
     TransferLimits,
     atomic_file,
     now_utc,
@@ -111,24 +112,6 @@ class AwsExportConfig(TransferLimits):
     def export_prefix(self) -> str:
         """``<prefix>/<export>/``: every key of the export starts with it."""
         return "/".join(p for p in (self.prefix.strip("/"), self.export) if p) + "/"
-
-
-@dataclass(frozen=True)
-class SyncResult:
-    export_folder: Path
-    """Local export folder to configure as the source's path."""
-    pulled: tuple[LedgerEntry, ...]
-    """Deliveries landed by this sync (also recorded in the ledger)."""
-    unchanged: tuple[str, ...]
-    """Billing periods whose current manifest was already landed."""
-
-    @property
-    def downloaded_bytes(self) -> int:
-        return sum(d.downloaded_bytes for d in self.pulled)
-
-    @property
-    def downloaded_files(self) -> int:
-        return sum(d.downloaded_files for d in self.pulled)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Pull Azure Cost Management export runs from Blob Storage into the local mirror ``connectors.azure.exports`` reads.
 
 ``<landing>/<container>/<blob name>`` mirrors each blob, so the export folder
-``<landing>/<container>/<directory>/<export>`` (:attr:`AzureSyncResult.export_folder`) is a source's ``path``
+``<landing>/<container>/<directory>/<export>`` (:attr:`SyncResult.export_folder`) is a source's ``path``
 and is discovered and loaded exactly like a container downloaded by hand. Per date-range folder:
 
 1. list the export's blobs once; every ``manifest.json`` (or legacy ``_manifest.json``) at
@@ -58,6 +58,7 @@ from connectors.azure.exports import (
 from connectors.ledger import (
     LedgerEntry,
     LedgerFile,
+    SyncResult,
     TransferLimits,
     atomic_file,
     now_utc,
@@ -119,24 +120,6 @@ class AzureExportConfig(TransferLimits):
 
 
 @dataclass(frozen=True)
-class AzureSyncResult:
-    export_folder: Path
-    """Local export folder to configure as the source's path."""
-    pulled: tuple[LedgerEntry, ...]
-    """Deliveries landed by this sync (also recorded in the ledger)."""
-    unchanged: tuple[str, ...]
-    """Date ranges whose newest run was already landed."""
-
-    @property
-    def downloaded_bytes(self) -> int:
-        return sum(d.downloaded_bytes for d in self.pulled)
-
-    @property
-    def downloaded_files(self) -> int:
-        return sum(d.downloaded_files for d in self.pulled)
-
-
-@dataclass(frozen=True)
 class _RemoteRun:
     range_name: str
     manifest: BlobProperties
@@ -155,7 +138,7 @@ def sync_azure_export(
     *,
     month: str | None = None,
     credential: TokenCredential | None = None,
-) -> AzureSyncResult:
+) -> SyncResult:
     """Land the newest complete run of every date range (or only ``month``, ``YYYY-MM``) under ``landing_dir``."""
     entries = read_ledger(landing_dir)
     pulled: list[LedgerEntry] = []
@@ -175,7 +158,7 @@ def sync_azure_export(
             entries.append(entry)
             pulled.append(entry)
     export_folder = landing_dir / config.container / config.export_path.strip("/")
-    return AzureSyncResult(export_folder, tuple(pulled), tuple(unchanged))
+    return SyncResult(export_folder, tuple(pulled), tuple(unchanged))
 
 
 @contextmanager

@@ -1,7 +1,7 @@
 """Pull GCP Cloud Billing export rows from BigQuery into the local extract layout ``connectors.gcp.exports`` reads.
 
 ``<landing>/<dataset>/<table>/invoice_month=YYYYMM/export_time=<ISO UTC>/part-*.parquet``: the dataset folder
-(:attr:`GcpSyncResult.export_folder`) is a source's ``path`` and is discovered and loaded exactly like
+(:attr:`SyncResult.export_folder`) is a source's ``path`` and is discovered and loaded exactly like
 extracts made by hand. Per export table of the dataset (discovered with ``tables.list``; the detailed
 ``resource_v1`` table wins over the standard one of the same account, as in the local reader):
 
@@ -53,7 +53,15 @@ from google.cloud import bigquery
 from google.cloud.bigquery.table import RowIterator
 
 from connectors.gcp.exports import _TABLE, discover_table
-from connectors.ledger import LedgerEntry, LedgerFile, atomic_file, now_utc, read_ledger, record_delivery
+from connectors.ledger import (
+    LedgerEntry,
+    LedgerFile,
+    SyncResult,
+    atomic_file,
+    now_utc,
+    read_ledger,
+    record_delivery,
+)
 from gpuledger.errors import InputError, RemoteError
 from models.gcp import BQ_ARRAYS, BQ_FIELDS, BQ_KEY_VALUE_LISTS, BQ_OBJECTS, GCP_INVOICE_TIME_ZONE
 
@@ -137,20 +145,6 @@ class GcpExportConfig:
         return self.billing_project or self.project
 
 
-@dataclass(frozen=True)
-class GcpSyncResult:
-    export_folder: Path
-    """Local dataset folder to configure as the source's path."""
-    pulled: tuple[LedgerEntry, ...]
-    """Deliveries landed by this sync (also recorded in the ledger)."""
-    unchanged: tuple[str, ...]
-    """``<table>/<YYYY-MM>`` of the invoice months whose newest rows were already landed."""
-
-    @property
-    def rows(self) -> int:
-        return sum(d.rows or 0 for d in self.pulled)
-
-
 def sync_gcp_export(
     config: GcpExportConfig,
     landing_dir: Path,
@@ -158,7 +152,7 @@ def sync_gcp_export(
     month: str | None = None,
     client: bigquery.Client | None = None,
     now: dt.datetime | None = None,
-) -> GcpSyncResult:
+) -> SyncResult:
     """Land the rows appended since the last sync of every invoice month (or only ``month``, ``YYYY-MM``).
 
     ``now`` (default: the clock) sets the current invoice month the ``months_back`` window counts from.
@@ -190,7 +184,7 @@ def sync_gcp_export(
                     # Recorded per month: a failure in a later month keeps what already landed.
                     record_delivery(landing_dir, entry)
                     pulled.append(entry)
-    return GcpSyncResult(export_folder, tuple(pulled), tuple(unchanged))
+    return SyncResult(export_folder, tuple(pulled), tuple(unchanged))
 
 
 def _invoice_month(config: GcpExportConfig, month: str) -> str:
