@@ -4,6 +4,8 @@ Each partition loads the newest complete delivery of every configured source of 
 month (replacing its slices atomically), then reports the conformance and reconciliation checks.
 """
 
+import json
+import re
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
@@ -20,17 +22,26 @@ from dagster import (
     MonthlyPartitionsDefinition,
     MultiPartitionKey,
     MultiPartitionsDefinition,
+    RunRequest,
+    SensorDefinition,
+    SensorEvaluationContext,
+    SensorResult,
     StaticPartitionsDefinition,
     asset,
+    define_asset_job,
     multi_asset,
+    sensor,
 )
 from pydantic import Field
 
+from connectors.ledger import read_ledger
+from connectors.sync import remote_sources, sync_source
 from gpuledger.allocate import audit_failures
 from gpuledger.checks import run_checks
 from gpuledger.load import SliceTotal
 from gpuledger.pipeline import allocate, load_month, open_warehouse, resolve_home
 from gpuledger.sqlfiles import load_sql
+from models.config import load_config
 
 # "focus": sources of format focus, FOCUS files of any other provider (OCI, GPU clouds)
 PROVIDERS = ("aws", "azure", "gcp", "focus")
@@ -189,4 +200,45 @@ def allocation_and_showback(
     )
 
 
-defs = Definitions(assets=[focus_costs, allocation_and_showback], resources={"warehouse": WarehouseResource()})
+focus_ingestion = define_asset_job("focus_ingestion", selection=[focus_costs])
+
+
+def delivery_sensor(source_name: str) -> SensorDefinition:
+    """Sync one remote source; each delivery it lands requests the FOCUS partition of its month and provider.
+
+    The cursor counts the source's ledger entries already turned into run requests, so a tick requests only
+    what landed since; the run key (source, version, period) keeps a delivery from being requested twice.
+    """
+
+    # Dagster names allow [A-Za-z0-9_] only
+    @sensor(name="deliveries_" + re.sub(r"\W", "_", source_name), job=focus_ingestion, minimum_interval_seconds=3600)
+    def deliveries(context: SensorEvaluationContext, warehouse: WarehouseResource) -> SensorResult:
+        source = next(s for s in load_config(warehouse.resolved_home()).sources if s.name == source_name)
+        sync_source(source)
+        assert source.remote is not None
+        entries = [e for e in read_ledger(source.remote.landing) if e.source == source.name]
+        seen = int(json.loads(context.cursor or "0"))
+        requests = [
+            RunRequest(
+                run_key=f"{source.name}:{entry.version}:{entry.billing_period}",
+                partition_key=ingestion_partition_key(entry.billing_period, source.provider),
+            )
+            for entry in entries[seen:]
+            if entry.billing_period
+        ]
+        return SensorResult(run_requests=requests, cursor=json.dumps(len(entries)))
+
+    return deliveries
+
+
+def _delivery_sensors() -> list[SensorDefinition]:
+    """One sensor per remote source of the configured home (none when it has no configuration yet)."""
+    return [delivery_sensor(s.name) for s in remote_sources(load_config(resolve_home(None)).sources)]
+
+
+defs = Definitions(
+    assets=[focus_costs, allocation_and_showback],
+    jobs=[focus_ingestion],
+    sensors=_delivery_sensors(),
+    resources={"warehouse": WarehouseResource()},
+)

@@ -18,6 +18,7 @@ from pathlib import Path
 import boto3
 import pytest
 from conftest import focus_rows_below
+from dagster import build_sensor_context
 from moto.server import ThreadedMotoServer
 
 from connectors.aws.sync import AwsExportConfig, sync_aws_export
@@ -28,6 +29,7 @@ from gpuledger.errors import GpuledgerError, InputError, RemoteError
 from gpuledger.load import load_delivery
 from gpuledger.pipeline import deliveries_from_paths, discover, open_warehouse
 from models.config import SourceConfig
+from pipelines.definitions import WarehouseResource, delivery_sensor, ingestion_partition_key
 
 SECRET = "wJalrXUtnFEMI-gpuledger-test-secret-K7MDENG"
 _SLOW_DOWN = (
@@ -472,3 +474,27 @@ def test_configured_s3_source_syncs_and_runs_like_an_import_by_hand(s3, aws_env,
     (line,) = [row for row in capsys.readouterr().out.splitlines() if row.startswith(cur2.name)]
     # source, format, from, pulled at and its period, deliveries pulled, loaded, newest period, loaded at
     assert line.split()[1:3] == ["aws-cur2", "s3"] and line.split()[4:8] == ["2026-10", "2", "2", "2026-11"]
+
+
+def test_delivery_sensor_requests_the_partitions_of_what_it_landed_once(s3, aws_env, tmp_path):
+    demo = write_demo_exports(tmp_path / "demo")
+    cur2 = next(s for s in demo if s.format == "aws-cur2")
+    bucket_root = cur2.path.parents[1]
+    s3.create_bucket(Bucket=bucket_root.name)
+    _upload(s3, bucket_root, [p for p in bucket_root.rglob("*") if p.is_file()])
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "gpuledger.toml").write_text(
+        f'[[sources]]\nname = "{cur2.name}"\nformat = "aws-cur2"\n'
+        f'[sources.s3]\nbucket = "{bucket_root.name}"\nprefix = "cur2"\n',
+        encoding="utf-8",
+    )
+    sensor = delivery_sensor(cur2.name)
+    resources = {"warehouse": WarehouseResource(home=str(home))}
+    first = sensor(build_sensor_context(resources=resources))
+    assert [r.partition_key for r in first.run_requests] == [
+        ingestion_partition_key("2026-10", "aws"),
+        ingestion_partition_key("2026-11", "aws"),
+    ]
+    again = sensor(build_sensor_context(cursor=first.cursor, resources=resources))
+    assert again.run_requests == [] and again.cursor == first.cursor
