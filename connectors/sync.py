@@ -7,12 +7,18 @@ discovers and loads synced deliveries exactly like folders copied by hand.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import fcntl
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import cast
 
 from connectors.ledger import LedgerEntry
+from gpuledger.errors import RemoteError
 from models.config import RemoteConfig, SourceConfig
+
+LOCK_FILE = ".gpuledger-sync.lock"
 
 
 @dataclass(frozen=True)
@@ -43,13 +49,29 @@ def remote_sources(sources: Sequence[SourceConfig], name: str | None = None) -> 
 
 
 def sync_source(source: SourceConfig, month: str | None = None) -> SourceSync:
-    """Land ``source``'s new deliveries (every period, or only ``month``)."""
+    """Land ``source``'s new deliveries (every period, or only ``month``); one sync per source at a time."""
     remote = cast(RemoteConfig, source.remote)
-    if remote.kind == "s3":
-        return _sync_s3(source, remote, month)
-    if remote.kind == "bigquery":
-        return _sync_bigquery(source, remote, month)
-    return _sync_azure_blob(source, remote, month)
+    with _exclusive(remote.landing, source.name):
+        if remote.kind == "s3":
+            return _sync_s3(source, remote, month)
+        if remote.kind == "bigquery":
+            return _sync_bigquery(source, remote, month)
+        return _sync_azure_blob(source, remote, month)
+
+
+@contextmanager
+def _exclusive(landing: Path, name: str) -> Iterator[None]:
+    """Hold the landing folder's lock: two syncs into one mirror would race on its files and ledger."""
+    landing.mkdir(parents=True, exist_ok=True)
+    with open(landing / LOCK_FILE, "a+b") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RemoteError(f"source {name!r}: another sync of it is running; try again when it ends") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _limits(remote: RemoteConfig, *names: str) -> dict[str, int]:

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from connectors.sync import remote_sources
 from gpuledger.errors import InputError
 from gpuledger.pipeline import discover
 from models.config import RemoteConfig, SourceConfig, load_config
@@ -62,17 +61,6 @@ def test_remote_mistakes_name_the_key(home, table, column):
     with pytest.raises(InputError) as error:
         _config(home, f'[[sources]]\nname = "s"\n{table}')
     assert error.value.column == column
-
-
-def test_sync_picks_remote_sources_or_names_the_missing_one(home):
-    sources = _config(
-        home,
-        '[[sources]]\nname = "local"\nformat = "aws-cur2"\npath = "exports"\n'
-        '[[sources]]\nname = "cur2"\nformat = "aws-cur2"\n[sources.s3]\nbucket = "b"\n',
-    )
-    assert [s.name for s in remote_sources(sources)] == ["cur2"]
-    with pytest.raises(ValueError, match="remote sources: cur2"):
-        remote_sources(sources, "local")
 
 
 def test_a_bigquery_source_lands_its_dataset_and_takes_integer_options(home):
