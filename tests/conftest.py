@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import duckdb
@@ -44,6 +45,15 @@ def focus_rows_below(con: duckdb.DuckDBPyConnection, root: Path) -> list[tuple[o
     ).fetchall()
     assert rows
     return rows
+
+
+def slice_totals(home: Path) -> list[tuple[object, ...]]:
+    """Rows, Σ BilledCost and Σ EffectiveCost per billing account and month of a home's warehouse."""
+    with closing(open_warehouse(home)) as con:
+        return con.execute(
+            "SELECT BillingAccountId, strftime(BillingPeriodStart, '%Y-%m'), count(*), sum(BilledCost),"
+            " sum(EffectiveCost) FROM focus.costs GROUP BY ALL ORDER BY ALL"
+        ).fetchall()
 
 
 def focus_snapshot(con: duckdb.DuckDBPyConnection) -> list[tuple[object, ...]]:

@@ -10,21 +10,20 @@ import shutil
 import threading
 import uuid
 from collections.abc import Iterator
-from contextlib import closing
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import boto3
 import pytest
-from conftest import focus_rows_below
+from conftest import focus_rows_below, slice_totals
 from dagster import build_sensor_context
 from moto.server import ThreadedMotoServer
 
 from connectors.aws.sync import AwsExportConfig, sync_aws_export
 from connectors.ledger import LEDGER_FILE, read_ledger
 from gpuledger.cli import main
-from gpuledger.demo.aws_exports import write_demo_exports
+from gpuledger.demo.aws_exports import DemoSource, write_demo_exports
 from gpuledger.errors import GpuledgerError, InputError, RemoteError
 from gpuledger.load import load_delivery
 from gpuledger.pipeline import deliveries_from_paths, discover, open_warehouse
@@ -442,7 +441,8 @@ def test_synced_restatement_loads_the_same_focus_rows_as_importing_by_hand(s3, a
     hand_con.close()
 
 
-def test_configured_s3_source_syncs_and_runs_like_an_import_by_hand(s3, aws_env, tmp_path, capsys):
+def _configured_cur2_home(s3, tmp_path: Path) -> tuple[DemoSource, Path]:
+    """The demo's CUR 2.0 bucket uploaded whole, and a home whose only source is it, as [sources.s3]."""
     demo = write_demo_exports(tmp_path / "demo")
     cur2 = next(s for s in demo if s.format == "aws-cur2")
     bucket_root = cur2.path.parents[1]
@@ -455,6 +455,11 @@ def test_configured_s3_source_syncs_and_runs_like_an_import_by_hand(s3, aws_env,
         f'[sources.s3]\nbucket = "{bucket_root.name}"\nprefix = "cur2"\n',
         encoding="utf-8",
     )
+    return cur2, home
+
+
+def test_configured_s3_source_syncs_and_runs_like_an_import_by_hand(s3, aws_env, tmp_path, capsys):
+    cur2, home = _configured_cur2_home(s3, tmp_path)
     assert main(["sync", "--home", str(home), "--month", "2026-11"]) == 0
     assert f"{cur2.name}: 1 new delivery" in capsys.readouterr().out
     assert main(["sync", "--home", str(home)]) == 0  # October now; November already landed
@@ -463,12 +468,7 @@ def test_configured_s3_source_syncs_and_runs_like_an_import_by_hand(s3, aws_env,
     assert main(["run", "--home", str(home)]) == 0
     by_hand = tmp_path / "by-hand"
     assert main(["import", str(cur2.path), "--home", str(by_hand), "--format", "aws-cur2"]) == 0
-    totals = (
-        "SELECT BillingAccountId, strftime(BillingPeriodStart, '%Y-%m'), count(*), sum(BilledCost),"
-        " sum(EffectiveCost) FROM focus.costs GROUP BY ALL ORDER BY ALL"
-    )
-    with closing(open_warehouse(home)) as synced, closing(open_warehouse(by_hand)) as imported:
-        assert synced.execute(totals).fetchall() == imported.execute(totals).fetchall() != []
+    assert slice_totals(home) == slice_totals(by_hand) != []
     capsys.readouterr()
     assert main(["status", "--home", str(home)]) == 0
     (line,) = [row for row in capsys.readouterr().out.splitlines() if row.startswith(cur2.name)]
@@ -477,18 +477,7 @@ def test_configured_s3_source_syncs_and_runs_like_an_import_by_hand(s3, aws_env,
 
 
 def test_delivery_sensor_requests_the_partitions_of_what_it_landed_once(s3, aws_env, tmp_path):
-    demo = write_demo_exports(tmp_path / "demo")
-    cur2 = next(s for s in demo if s.format == "aws-cur2")
-    bucket_root = cur2.path.parents[1]
-    s3.create_bucket(Bucket=bucket_root.name)
-    _upload(s3, bucket_root, [p for p in bucket_root.rglob("*") if p.is_file()])
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "gpuledger.toml").write_text(
-        f'[[sources]]\nname = "{cur2.name}"\nformat = "aws-cur2"\n'
-        f'[sources.s3]\nbucket = "{bucket_root.name}"\nprefix = "cur2"\n',
-        encoding="utf-8",
-    )
+    cur2, home = _configured_cur2_home(s3, tmp_path)
     sensor = delivery_sensor(cur2.name)
     resources = {"warehouse": WarehouseResource(home=str(home))}
     first = sensor(build_sensor_context(resources=resources))
