@@ -15,7 +15,7 @@ import duckdb
 from gpuledger.errors import GpuledgerError
 from gpuledger.load import LoadResult, SliceTotal, load_delivery
 from gpuledger.pipeline import deliveries_from_paths, open_warehouse, resolve_home
-from gpuledger.warehouse import WAREHOUSE_FILE
+from gpuledger.warehouse import WAREHOUSE_FILE, connect
 from models.config import load_config
 from models.delivery import SOURCE_FORMATS
 
@@ -141,7 +141,7 @@ def _status(args: argparse.Namespace) -> int:
     if warehouse.exists():
         try:
             # read-only, so a running pipeline is never blocked (its write lock makes this fail instead)
-            with duckdb.connect(str(warehouse), read_only=True) as con:
+            with closing(connect(warehouse, read_only=True)) as con:
                 rows = con.execute(
                     "SELECT source_name, count(*), max(billing_period), max(first_ingested_at)"
                     " FROM meta.deliveries GROUP BY ALL"
