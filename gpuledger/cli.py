@@ -79,10 +79,12 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, home: Path | None = None) -> int:
+    from connectors.progress import show_progress
     from pipelines.runner import run_pipeline
 
     home = home or resolve_home(args.home)
-    partitions = run_pipeline(home)
+    with show_progress(sys.stderr):  # the run syncs the remote sources first
+        partitions = run_pipeline(home)
     with closing(open_warehouse(home)) as con:
         slices = con.execute(
             "SELECT ProviderName, BillingAccountId, strftime(BillingPeriodStart, '%Y-%m'), BillingCurrency,"
@@ -111,6 +113,7 @@ def _run(args: argparse.Namespace, home: Path | None = None) -> int:
 
 
 def _sync(args: argparse.Namespace) -> int:
+    from connectors.progress import show_progress
     from connectors.sync import remote_sources, sync_source
 
     home = resolve_home(args.home)
@@ -120,7 +123,8 @@ def _sync(args: argparse.Namespace) -> int:
         print(f"gpuledger: {exc}", file=sys.stderr)
         return 2
     for source in sources:
-        result = sync_source(source, args.month)
+        with show_progress(sys.stderr):
+            result = sync_source(source, args.month)
         rows = [(p.billing_period or "-", p.version or "-", p.files, p.downloaded_bytes) for p in result.pulled]
         print(f"{source.name}: {len(rows)} new deliver{'y' if len(rows) == 1 else 'ies'} -> {source.path}")
         if rows:

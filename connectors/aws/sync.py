@@ -56,6 +56,7 @@ from connectors.ledger import (
     record_delivery,
     write_atomically,
 )
+from connectors.progress import transfer
 from gpuledger.errors import InputError, RemoteError
 
 log = logging.getLogger(__name__)
@@ -394,12 +395,14 @@ def _copy_verified(client: Any, bucket: str, obj: _Object, out: BinaryIO) -> str
     response = client.get_object(Bucket=bucket, Key=obj.key, IfMatch=obj.etag)
     digest = hashlib.md5(usedforsecurity=False)
     received = 0
-    for chunk in response["Body"].iter_chunks(_CHUNK_BYTES):
-        received += len(chunk)
-        if received > obj.size:
-            raise _TransferError(f"more than the {obj.size} bytes listed")
-        digest.update(chunk)
-        out.write(chunk)
+    with transfer(f"s3://{bucket}/{obj.key}", obj.size) as advance:
+        for chunk in response["Body"].iter_chunks(_CHUNK_BYTES):
+            received += len(chunk)
+            if received > obj.size:
+                raise _TransferError(f"more than the {obj.size} bytes listed")
+            digest.update(chunk)
+            out.write(chunk)
+            advance(len(chunk))
     if received != obj.size:
         raise _TransferError(f"received {received} of {obj.size} bytes")
     expected = _PLAIN_MD5_ETAG.match(obj.etag)

@@ -3,25 +3,25 @@
 from __future__ import annotations
 
 import hashlib
-import http.client
+import io
 import json
 import logging
+import re
 import shutil
-import threading
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import boto3
 import pytest
 from conftest import focus_rows_below, slice_totals
 from dagster import build_sensor_context
+from fault_proxy import FaultProxy, fault_proxy
 from moto.server import ThreadedMotoServer
 
 from connectors.aws.sync import AwsExportConfig, sync_aws_export
 from connectors.ledger import LEDGER_FILE, read_ledger
+from connectors.progress import show_progress
 from gpuledger.cli import main
 from gpuledger.demo.aws_exports import DemoSource, write_demo_exports
 from gpuledger.errors import GpuledgerError, InputError, RemoteError
@@ -31,100 +31,14 @@ from models.config import SourceConfig
 from pipelines.definitions import WarehouseResource, delivery_sensor, ingestion_partition_key
 
 SECRET = "wJalrXUtnFEMI-gpuledger-test-secret-K7MDENG"
-_SLOW_DOWN = (
-    b'<?xml version="1.0" encoding="UTF-8"?>\n'
-    b"<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>"
-)
-
-
-@dataclass
-class FaultProxy:
-    """Forwards S3 requests to moto; ``inject`` makes matching requests fail: 503 SlowDown or a body cut short."""
-
-    upstream_port: int
-    faults: list[list] = field(default_factory=list)  # [method, path substring, fault, times left]
-    requests: list[tuple[str, str]] = field(default_factory=list)
-    fired: list[tuple[str, str]] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def inject(self, method: str, path_part: str, fault: str, times: int = 1) -> None:
-        self.faults.append([method, path_part, fault, times])
-
-    def reset(self) -> None:
-        with self.lock:
-            self.faults.clear()
-            self.requests.clear()
-            self.fired.clear()
-
-    def take(self, method: str, path: str) -> str | None:
-        with self.lock:
-            self.requests.append((method, path))
-            for fault in self.faults:
-                if fault[0] == method and fault[1] in path and fault[3] > 0:
-                    fault[3] -= 1
-                    self.fired.append((fault[2], path))
-                    return fault[2]
-        return None
-
-    def gets(self) -> list[str]:
-        return [path for method, path in self.requests if method == "GET" and "list-type" not in path]
-
-
-def _handler(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-        def _forward(self) -> None:
-            fault = proxy.take(self.command, self.path)
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length) if length else None
-            if fault == "throttle":
-                self._reply(503, {"Content-Type": "application/xml"}, _SLOW_DOWN)
-                return
-            upstream = http.client.HTTPConnection("127.0.0.1", proxy.upstream_port, timeout=30)
-            upstream.request(self.command, self.path, body=body, headers=dict(self.headers))
-            response = upstream.getresponse()
-            data = response.read()
-            upstream.close()
-            headers = {k: v for k, v in response.getheaders() if k.lower() not in ("transfer-encoding", "connection")}
-            if self.command != "HEAD":
-                headers["Content-Length"] = str(len(data))
-            if fault == "truncate":
-                # Full Content-Length, half the body, then the connection drops.
-                self._reply(response.status, headers, data[: len(data) // 2])
-                self.close_connection = True
-                return
-            self._reply(response.status, headers, data if self.command != "HEAD" else b"")
-
-        def _reply(self, status: int, headers: dict[str, str], data: bytes) -> None:
-            self.send_response(status)
-            for key, value in headers.items():
-                self.send_header(key, value)
-            if "Content-Length" not in headers:
-                self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-            self.wfile.flush()
-
-        do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = _forward
-
-    return Handler
 
 
 @pytest.fixture(scope="module")
 def proxy() -> Iterator[FaultProxy]:
     moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     moto.start()
-    fault_proxy = FaultProxy(upstream_port=moto.get_host_and_port()[1])
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fault_proxy))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    fault_proxy.url = f"http://127.0.0.1:{server.server_address[1]}"  # type: ignore[attr-defined]
-    yield fault_proxy
-    server.shutdown()
+    with fault_proxy(moto.get_host_and_port()[1]) as started:
+        yield started
     moto.stop()
 
 
@@ -137,7 +51,7 @@ def aws_env(proxy: FaultProxy, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAGPULEDGERTEST")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)  # type: ignore[attr-defined]
+    monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
@@ -262,6 +176,20 @@ def test_manifest_key_outside_the_export_prefix_is_rejected(s3, bucket, tmp_path
         sync_aws_export(_cur1(bucket), landing)
     assert caught.value.file == f"s3://{bucket}/cur/helios/20261101-20261201/helios-Manifest.json"
     assert _landed_files(landing) == []
+
+
+def test_downloads_are_drawn_on_a_terminal(s3, bucket, tmp_path):
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    _put_cur1_period(s3, bucket, "a1", {"helios-1.csv.gz": b"x" * 3000})
+    screen = Terminal()
+    with show_progress(screen):
+        sync_aws_export(_cur1(bucket), tmp_path / "landing")
+    frames = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue()).split("\r")
+    key = f"s3://{bucket}/cur/helios/20261101-20261201/a1/helios-1.csv.gz"
+    assert any(frame.startswith(key) and "100%" in frame for frame in frames)
 
 
 def test_file_count_and_size_limits_stop_before_any_download(s3, bucket, tmp_path, aws_env):
