@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import shutil
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 from azure.storage.blob import BlobServiceClient, ContainerClient, ContentSettings
 from conftest import focus_rows_below, slice_totals
+from fault_proxy import FaultProxy, fault_proxy
 
 from connectors.azure.sync import AzureExportConfig, sync_azure_export
 from connectors.ledger import LEDGER_FILE, PART_SUFFIX, read_ledger
@@ -229,6 +231,37 @@ def test_a_corrupted_download_is_discarded_and_never_recorded(container, tmp_pat
     names = [p.name for p in landed_files(tmp_path / "landing")]
     assert sorted(names) == sorted([LEDGER_FILE, "manifest.json", "part_0_0001.csv.gz"])
     assert not any(PART_SUFFIX in n for n in names)
+
+
+@pytest.fixture
+def proxied(azurite: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[FaultProxy]:
+    """Azurite behind the fault proxy: the sync's connection string points at the proxy."""
+    port = int(azurite.rsplit("127.0.0.1:", 1)[1].split("/", 1)[0])
+    with fault_proxy(port) as proxy:
+        monkeypatch.setenv(CONNECTION_ENV, azurite.replace(f"127.0.0.1:{port}", proxy.url.removeprefix("http://")))
+        yield proxy
+
+
+def test_a_dropped_connection_mid_blob_is_retried_and_the_short_file_never_counts(container, proxied, tmp_path):
+    data = bytes(range(256)) * 4096  # 1 MiB, so half of it is a real partial transfer
+    folder = upload_run(container, "finops/gpu-actual", "run-1", {"part_0_0001.csv.gz": data})
+    proxied.inject("GET", "part_0_0001.csv.gz", "truncate")
+    (delivery,) = sync_azure_export(config_for(container, "finops/gpu-actual"), tmp_path / "landing").pulled
+    assert [fault for fault, _ in proxied.fired] == ["truncate"]
+    assert len([p for m, p in proxied.requests if m == "GET" and "part_0_0001" in p]) >= 2
+    landed = tmp_path / "landing" / container.container_name / folder / "part_0_0001.csv.gz"
+    assert landed.read_bytes() == data
+    assert [(f.bytes, f.md5) for f in delivery.files] == [(len(data), hashlib.md5(data).hexdigest())]
+    assert len(read_ledger(tmp_path / "landing")) == 1
+    assert not any(PART_SUFFIX in p.name for p in landed_files(tmp_path / "landing"))
+
+
+def test_a_throttled_listing_is_retried(container, proxied, tmp_path):
+    upload_run(container, "finops/gpu-actual", "run-1", {"part_0_0001.csv.gz": b"data"})
+    proxied.inject("GET", "comp=list", "throttle", times=2)
+    (delivery,) = sync_azure_export(config_for(container, "finops/gpu-actual"), tmp_path / "landing").pulled
+    assert [fault for fault, _ in proxied.fired] == ["throttle", "throttle"]
+    assert [f.bytes for f in delivery.files] == [4]
 
 
 def test_limits_are_checked_before_anything_is_downloaded(container, tmp_path):

@@ -6,8 +6,10 @@ import datetime as dt
 from contextlib import closing
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from bigquery_stub import BigQueryStub
+from fault_proxy import fault_proxy
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import bigquery
 
@@ -157,6 +159,22 @@ def test_a_throttled_request_is_retried(demo, tmp_path):
         result = sync(stub, tmp_path / "landing", month="2026-10")
         assert [p.billing_period for p in result.pulled] == ["2026-10"]
         assert stub.requests[0] == stub.requests[1]  # the refused tables.list, then its retry
+
+
+def test_a_connection_dropped_mid_page_is_retried_and_lands_the_same_rows(demo, tmp_path):
+    with stub_with(demo, extracts(demo, correction=False), rows_per_month=100) as stub:
+        clean = sync(stub, tmp_path / "clean", month="2026-10")
+        with fault_proxy(int(stub.url.rsplit(":", 1)[1])) as proxy:
+            proxy.inject("GET", "/queries/", "truncate")
+            client = bigquery.Client(project=JOBS, credentials=AnonymousCredentials(),
+                                     client_options={"api_endpoint": proxy.url})  # fmt: skip
+            dropped = sync_gcp_export(config(), tmp_path / "dropped", client=client, now=NOW, month="2026-10")
+        assert [fault for fault, _ in proxy.fired] == ["truncate"]
+    (first,), (second,) = clean.pulled, dropped.pulled
+    assert (second.rows, second.billing_period) == (first.rows, first.billing_period) == (100, "2026-10")
+    tables = [pq.read_table(tmp_path / name / f.name) for name, entry in (("clean", first), ("dropped", second))
+              for f in entry.files]  # fmt: skip
+    assert tables[0].equals(tables[1])
 
 
 def test_failures_that_persist_and_refusals_are_one_clear_line(demo, tmp_path):
