@@ -26,7 +26,7 @@ import hashlib
 import io
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -65,6 +65,7 @@ from connectors.ledger import (
     read_ledger,
     record_delivery,
 )
+from connectors.progress import transfer
 from gpuledger.errors import InputError, RemoteError
 
 log = logging.getLogger(__name__)
@@ -138,14 +139,19 @@ def sync_azure_export(
     *,
     month: str | None = None,
     credential: TokenCredential | None = None,
+    accept_run: Callable[[str, RunManifest], bool] | None = None,
 ) -> SyncResult:
-    """Land the newest complete run of every date range (or only ``month``, ``YYYY-MM``) under ``landing_dir``."""
+    """Land the newest complete run of every date range (or only ``month``, ``YYYY-MM``) under ``landing_dir``.
+
+    ``accept_run(manifest blob name, run)`` narrows which complete runs count, e.g. to those the export's ARM run
+    history reports Completed (:mod:`connectors.azure.costmanagement`); a refused run is never pulled.
+    """
     entries = read_ledger(landing_dir)
     pulled: list[LedgerEntry] = []
     unchanged: list[str] = []
     with _remote_errors(config), _container_client(config, credential) as client:
         listing = {blob.name: blob for blob in client.list_blobs(name_starts_with=config.export_prefix)}
-        for range_name, remote in sorted(_newest_runs(client, config, listing).items()):
+        for range_name, remote in sorted(_newest_runs(client, config, listing, accept_run).items()):
             if month is not None and period_of_range(range_name) != month:
                 continue
             if any(_is_same_run(entry, config, remote) for entry in entries):
@@ -224,7 +230,10 @@ def _remote_errors(config: AzureExportConfig) -> Iterator[None]:
 
 
 def _newest_runs(
-    client: ContainerClient, config: AzureExportConfig, listing: dict[str, BlobProperties]
+    client: ContainerClient,
+    config: AzureExportConfig,
+    listing: dict[str, BlobProperties],
+    accept_run: Callable[[str, RunManifest], bool] | None = None,
 ) -> dict[str, _RemoteRun]:
     """Date-range folder name -> its newest complete run (the rule of ``connectors.azure.exports.newest_runs``)."""
     complete: dict[str, list[_RemoteRun]] = {}
@@ -241,7 +250,7 @@ def _newest_runs(
         data = _download_verified(client, config, props, None)[0]
         manifest = parse_manifest(data, _where(config, name))
         run = run_manifest(manifest, _where(config, name), relative, props.last_modified.timestamp())
-        if run is not None:
+        if run is not None and (accept_run is None or accept_run(name, run)):
             complete.setdefault(range_name, []).append(_RemoteRun(range_name, props, data, run))
     return {name: max(runs, key=lambda r: r.run.order_key) for name, runs in complete.items()}
 
@@ -357,12 +366,14 @@ def _copy_verified(client: ContainerClient, props: BlobProperties, out: BinaryIO
     digest = hashlib.md5(usedforsecurity=False)
     size = 0
     stream = client.download_blob(props.name, etag=props.etag, match_condition=MatchConditions.IfNotModified)
-    for chunk in stream.chunks():
-        size += len(chunk)
-        if size > props.size:
-            raise _TransferError(f"more than the listed {props.size} bytes arrived")
-        digest.update(chunk)
-        out.write(chunk)
+    with transfer(f"azure://{client.container_name}/{props.name}", props.size) as advance:
+        for chunk in stream.chunks():
+            size += len(chunk)
+            if size > props.size:
+                raise _TransferError(f"more than the listed {props.size} bytes arrived")
+            digest.update(chunk)
+            out.write(chunk)
+            advance(len(chunk))
     if size != props.size:
         raise _TransferError(f"{size} of {props.size} bytes arrived")
     expected = props.content_settings.content_md5

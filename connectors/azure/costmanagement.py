@@ -1,0 +1,675 @@
+"""Azure Cost Management through ARM: export run history and backfills, and the Cost Details API.
+
+Every call goes through ``azure.mgmt.costmanagement.CostManagementClient`` (credential: DefaultAzureCredential;
+:attr:`ArmSettings.base_url` points it elsewhere, e.g. at a test server).
+
+1. **Export run history** (``[sources.azure_blob]`` with ``scope``): a manifest in Blob is written last, but
+   ARM is the service's word on a run: a run can fail or time out after parts (and even a manifest) were
+   written. :func:`sync_export_with_history` reads the export (``exports.get``), refuses it unless its storage
+   destination is the configured container and directory (else the history would vouch for another folder's
+   runs), reads ``exports.get_execution_history`` and pulls only runs it reports ``Completed``
+   (:func:`connectors.azure.sync.sync_azure_export`'s ``accept_run``). A run is matched by its id (the history
+   entry's name, the manifest's ``runInfo.runId``) or its manifest path (``manifestFile``); a run the history no
+   longer lists is not pulled: land older months with ``--backfill``.
+2. **Backfill**: ``exports.execute`` for one month, then the history is polled with backoff (bounded by
+   :attr:`ArmSettings.max_wait`) until the new run is Completed; a Failed or Timeout run is an error.
+3. **Cost Details API** (``[sources.azure_cost_details]``): per month and metric,
+   ``generate_cost_details_report.begin_create_operation`` (the LRO poller honours Retry-After; the pipeline
+   retries 429/503 honouring it), then every ``manifest.blobs[].blob_link`` is downloaded with
+   ``BlobClient.from_blob_url``, size- and MD5-checked, and landed as a cost-details export run the local reader
+   (:mod:`connectors.azure.exports`) already knows::
+
+       <landing>/cost-details/<ActualCost|AmortizedCost>/<YYYYMM01-YYYYMMDD>/<operation id>/part_0_0001.csv
+       <landing>/cost-details/<ActualCost|AmortizedCost>/<YYYYMM01-YYYYMMDD>/<operation id>/manifest.json
+
+   The manifest is synthesized (written last) in the improved exports' format; its ``exportConfig.resourceId``
+   carries the scope so an EA enrollment becomes the billing account as for an export. A report is regenerated
+   on every call: when its parts' MD5s equal those of the period's landed run, nothing new is recorded.
+
+Blob links are SAS URLs: their query string is a secret. Only host and path are ever logged or put in an error,
+and urllib3's debug lines (which print the request line) are redacted while links are downloaded.
+"""
+
+from __future__ import annotations
+
+import calendar
+import hashlib
+import json
+import logging
+import re
+import shutil
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from enum import Enum
+from pathlib import Path
+from typing import Any, BinaryIO
+from urllib.parse import urlparse
+
+from azure.core.credentials import TokenCredential
+from azure.core.exceptions import (
+    AzureError,
+    ClientAuthenticationError,
+    DecodeError,
+    HttpResponseError,
+    IncompleteReadError,
+    ServiceRequestError,
+    ServiceResponseError,
+)
+from azure.mgmt.costmanagement import CostManagementClient
+from azure.mgmt.costmanagement.models import (
+    CostDetailsOperationResults,
+    CostDetailsTimePeriod,
+    ErrorDetails,
+    ExportRun,
+    ExportRunRequest,
+    ExportTimePeriod,
+    GenerateCostDetailsReportRequestDefinition,
+)
+from azure.storage.blob import BlobClient, ExponentialRetry
+
+from connectors.azure.exports import RunManifest, blob_path
+from connectors.azure.sync import CREDENTIAL_CHAIN, AzureExportConfig, sync_azure_export
+from connectors.ledger import (
+    LedgerEntry,
+    LedgerFile,
+    SyncResult,
+    TransferLimits,
+    atomic_file,
+    now_utc,
+    read_ledger,
+    record_delivery,
+)
+from connectors.progress import transfer
+from gpuledger.errors import InputError, RemoteError
+
+log = logging.getLogger(__name__)
+
+PROVIDER = "azure"
+ARM_URL = "https://management.azure.com"
+_ARM_SCOPE = "https://management.azure.com/.default"
+COST_DETAILS_FOLDER = "cost-details"
+"""Folder under a cost-details source's landing mirror holding one export folder per metric."""
+METRICS = {
+    "azure-actual": ("ActualCost",),
+    "azure-amortized": ("AmortizedCost",),
+    "azure-cost-details": ("ActualCost", "AmortizedCost"),
+}
+"""Source format -> Cost Details metrics; each metric lands as an export folder of that name."""
+MAX_MONTHS_BACK = 12
+"""The Cost Details API serves the last 13 months: the current one and 12 before it."""
+_FAILED_RUNS = {"failed", "timeout", "datanotavailable", "newdatanotavailable"}
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
+_TRANSFER_ERRORS = (ServiceResponseError, IncompleteReadError, DecodeError)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArmSettings:
+    """How to reach ARM and how long to wait on it (not in gpuledger.toml: production uses the defaults)."""
+
+    base_url: str = ARM_URL
+    connection_verify: bool | str = True
+    """A CA bundle path for a server with a private certificate (tests); never False in production."""
+    max_attempts: int = 8
+    """HTTP attempts per request: the pipeline retries 408/429/5xx, honouring Retry-After."""
+    poll_interval: float = 10.0
+    """First delay between polls when the service sends no Retry-After; export runs double it up to a minute."""
+    max_wait: float = 1800.0
+    """Longest total wait for one report or one backfill run, in seconds."""
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1 or self.poll_interval <= 0 or self.max_wait <= 0:
+            raise InputError("ARM settings", "max_attempts, poll_interval and max_wait must be positive")
+
+
+@dataclass(frozen=True)
+class CostDetailsConfig(TransferLimits):
+    """One scope whose cost details are pulled with the Cost Details API, per month and metric."""
+
+    name: str
+    """Source name, recorded on every ledger entry."""
+    scope: str
+    """ARM scope: ``subscriptions/<id>`` or ``providers/Microsoft.Billing/billingAccounts/<id>[/billingProfiles/<id>]``
+    (a leading slash is allowed)."""
+    source_format: str
+    """``azure-actual``, ``azure-amortized`` or ``azure-cost-details`` (both metrics, paired by the reader)."""
+    months_back: int = 2
+    """Months before the current one pulled on a plain sync (the current month always is); at most 12."""
+    arm: ArmSettings = field(default_factory=ArmSettings)
+    backoff_seconds: float = 1.0
+    """First retry delay of a blob download (Storage's ExponentialRetry)."""
+
+    def __post_init__(self) -> None:
+        where = f"Azure cost details {self.name!r}"
+        _check_scope(where, self.scope)
+        if re.search(r"/(resourcegroups|managementgroups)/", f"/{self.scope.lower()}"):
+            raise InputError(where, "the Cost Details API does not serve resource group or management group scopes")
+        if self.source_format not in METRICS:
+            raise InputError(where, f"format must be one of {', '.join(METRICS)}", column="format")
+        if not 0 <= self.months_back <= MAX_MONTHS_BACK:
+            raise InputError(where, f"'months_back' must be 0 to {MAX_MONTHS_BACK}", column="months_back")
+        self.check_limits(where)
+
+    @property
+    def export_folder(self) -> str:
+        """Landing-relative folder the source's ``path`` is (``models.config`` computes the same)."""
+        metrics = METRICS[self.source_format]
+        return COST_DETAILS_FOLDER if len(metrics) > 1 else f"{COST_DETAILS_FOLDER}/{metrics[0]}"
+
+
+# --- 1 and 2: export run history and backfill -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CompletedRuns:
+    """The runs ARM reports Completed for one export, to narrow a Blob sync to them (``accept_run``)."""
+
+    export: str
+    run_ids: frozenset[str]
+    """Lower-case run ids (history entry names)."""
+    manifests: frozenset[str]
+    """Lower-case manifest paths below the container (``manifestFile``)."""
+    statuses: dict[str, str]
+    """Lower-case run id -> status, for the log line of a refused run."""
+
+    def accepts(self, manifest_name: str, run: RunManifest) -> bool:
+        run_id = run.run_id.lower()
+        if run_id in self.run_ids or manifest_name.lower() in self.manifests:
+            return True
+        status = self.statuses.get(run_id, "not in the export's run history")
+        log.info("%s: run %s has a manifest but ARM reports %s, not pulled", self.export, run.run_id, status)
+        return False
+
+
+def sync_export_with_history(
+    config: AzureExportConfig,
+    scope: str,
+    landing_dir: Path,
+    *,
+    month: str | None = None,
+    backfill: bool = False,
+    arm: ArmSettings | None = None,
+    credential: TokenCredential | None = None,
+) -> SyncResult:
+    """Sync an export's runs from Blob, only those ARM reports Completed; with ``backfill``, run ``month`` first."""
+    arm = arm or ArmSettings()
+    _check_scope(f"Azure export {config.name!r}", scope)
+    directory, _, export_name = config.export_path.strip("/").rpartition("/")
+    where = f"Azure export {export_name!r} at {scope.strip('/')}"
+    with _arm_errors(where, arm), _client(arm, credential) as client:
+        _check_destination(client, scope, export_name, config.container, directory, where)
+        if backfill:
+            if month is None:
+                raise InputError(where, "--backfill needs --month YYYY-MM", column="month")
+            _run_export(client, scope, export_name, month, arm, where)
+        completed = _completed_runs(client, scope, export_name, config.container, where)
+    return sync_azure_export(config, landing_dir, month=month, credential=credential, accept_run=completed.accepts)
+
+
+def _check_destination(
+    client: CostManagementClient, scope: str, export_name: str, container: str, directory: str, where: str
+) -> None:
+    export = client.exports.get(_scope_path(scope), export_name)
+    destination = export.delivery_info.destination if export.delivery_info else None
+    remote_container = str(destination.container if destination else "")
+    remote_root = str((destination.root_folder_path if destination else None) or "").strip("/")
+    if remote_container != container or remote_root != directory.strip("/"):
+        raise RemoteError(
+            f"{where}: ARM says the export delivers to {remote_container}/{remote_root}, but the source is configured"
+            f" for {container}/{directory.strip('/')}: fix container/directory in gpuledger.toml"
+        )
+
+
+def _completed_runs(
+    client: CostManagementClient, scope: str, export_name: str, container: str, where: str
+) -> CompletedRuns:
+    runs = client.exports.get_execution_history(_scope_path(scope), export_name).value or []
+    statuses = {_run_key(run): _text(run.status) or "unknown" for run in runs if _run_key(run)}
+    completed = [run for run in runs if _text(run.status).lower() == "completed"]
+    manifests = {_manifest_key(str(run.manifest_file), container) for run in completed if run.manifest_file}
+    log.info("%s: %d of %d runs in the history are Completed", where, len(completed), len(runs))
+    return CompletedRuns(
+        export=where,
+        run_ids=frozenset(key for run in completed if (key := _run_key(run))),
+        manifests=frozenset(manifests),
+        statuses=statuses,
+    )
+
+
+def _run_export(
+    client: CostManagementClient, scope: str, export_name: str, month: str, arm: ArmSettings, where: str
+) -> None:
+    """Run the export for ``month`` now and wait for ARM to report the new run Completed."""
+    index = _month_index(month, where)
+    scope_path = _scope_path(scope)
+    before = {_run_key(run) for run in client.exports.get_execution_history(scope_path, export_name).value or []}
+    start, end = _month_days(index)
+    period = ExportTimePeriod(
+        from_property=datetime(start.year, start.month, start.day, tzinfo=UTC),
+        to=datetime(end.year, end.month, end.day, tzinfo=UTC),
+    )
+    client.exports.execute(scope_path, export_name, ExportRunRequest(time_period=period))
+    log.info("%s: export run for %s requested, waiting for it", where, month)
+    for _ in _polls(arm):
+        history = client.exports.get_execution_history(scope_path, export_name).value or []
+        # The run execute started: ARM returns no id for it, so it is the on-demand run the history did not list.
+        new = [run for run in history if _run_key(run) not in before and _on_demand(run)]
+        if not new:
+            continue
+        run = max(new, key=lambda r: r.submitted_time or datetime.min.replace(tzinfo=UTC))
+        status = _text(run.status)
+        if status.lower() == "completed":
+            log.info("%s: export run %s for %s completed", where, _run_key(run), month)
+            return
+        if status.lower() in _FAILED_RUNS:
+            detail = _error_detail(run.error)
+            raise RemoteError(f"{where}: the export run {_run_key(run)} for {month} ended {status}{detail}")
+    raise RemoteError(f"{where}: the export run for {month} did not complete within {arm.max_wait:g} s; sync later")
+
+
+def _polls(arm: ArmSettings) -> Iterator[None]:
+    """Yield before each poll, sleeping with doubling delays (at most a minute) until ``max_wait`` is spent."""
+    deadline = time.monotonic() + arm.max_wait
+    delay = arm.poll_interval
+    yield
+    while time.monotonic() + delay <= deadline:
+        time.sleep(delay)
+        delay = min(delay * 2, 60.0)
+        yield
+
+
+def _on_demand(run: ExportRun) -> bool:
+    """Not a scheduled run (which could start beside ours): OnDemand, or a run whose type ARM does not state."""
+    return (_text(run.execution_type) or "OnDemand").lower() == "ondemand"
+
+
+def _run_key(run: ExportRun) -> str:
+    return str(run.name or str(run.id or "").rsplit("/", 1)[-1]).lower()
+
+
+def _manifest_key(path: str, container: str) -> str:
+    """``manifestFile`` as a name below the container: a URL's path, with or without the container in front."""
+    parts = [p for p in blob_path(path).parts if p != "/"]
+    if container in parts[:2]:
+        parts = parts[parts.index(container) + 1 :]
+    return "/".join(parts).lower()
+
+
+# --- 3: the Cost Details API ---------------------------------------------------------------------------------------
+
+
+def sync_cost_details(
+    config: CostDetailsConfig,
+    landing_dir: Path,
+    *,
+    month: str | None = None,
+    credential: TokenCredential | None = None,
+    today: date | None = None,
+) -> SyncResult:
+    """Generate and land the cost details of every recent month (or only ``month``) for each metric of the format."""
+    where = f"Azure cost details {config.name!r} at {config.scope.strip('/')}"
+    today = today or datetime.now(UTC).date()
+    current = today.year * 12 + today.month - 1
+    indexes = [_month_index(month, where)] if month else list(range(current - config.months_back, current + 1))
+    for index in indexes:  # refused before any call: the API would answer 400 after a long wait
+        if index > current:
+            raise InputError(where, f"{_month_name(index)} has not started yet", column="month")
+        if current - index > MAX_MONTHS_BACK:
+            oldest = _month_name(current - MAX_MONTHS_BACK)
+            message = f"{_month_name(index)} is older than the Cost Details API serves (13 months: {oldest} onwards)"
+            raise InputError(where, message, column="month")
+    entries = read_ledger(landing_dir)
+    pulled: list[LedgerEntry] = []
+    unchanged: list[str] = []
+    with _arm_errors(where, config.arm), _client(config.arm, credential) as client:
+        for index in indexes:
+            for metric in METRICS[config.source_format]:
+                report = _generate(client, config, metric, index, today, where)
+                entry = _land_report(config, landing_dir, metric, index, report, entries, where)
+                if entry is None:
+                    unchanged.append(f"{metric} {_range_name(index)}")
+                    continue
+                record_delivery(landing_dir, entry)
+                entries.append(entry)
+                pulled.append(entry)
+    return SyncResult(landing_dir / config.export_folder, tuple(pulled), tuple(unchanged))
+
+
+def _generate(
+    client: CostManagementClient, config: CostDetailsConfig, metric: str, index: int, today: date, where: str
+) -> CostDetailsOperationResults:
+    start, end = _month_days(index)
+    request = GenerateCostDetailsReportRequestDefinition(
+        metric=metric, time_period=CostDetailsTimePeriod(start=start.isoformat(), end=min(end, today).isoformat())
+    )
+    poller = client.generate_cost_details_report.begin_create_operation(
+        _scope_path(config.scope), request, polling_interval=config.arm.poll_interval
+    )
+    poller.wait(config.arm.max_wait)
+    if not poller.done():
+        raise RemoteError(f"{where}: the {metric} report for {_month_name(index)} was not ready within"
+                          f" {config.arm.max_wait:g} s; sync later")  # fmt: skip
+    report = poller.result()
+    status = _text(report.status) or "without a status"
+    if status.lower() != "completed":
+        detail = _error_detail(report.error)
+        raise RemoteError(f"{where}: the {metric} report for {_month_name(index)} ended {status}{detail}")
+    return report
+
+
+def _land_report(
+    config: CostDetailsConfig,
+    landing_dir: Path,
+    metric: str,
+    index: int,
+    report: CostDetailsOperationResults,
+    entries: list[LedgerEntry],
+    where: str,
+) -> LedgerEntry | None:
+    """Download the report's blobs into a new run folder and write its manifest; None when there is nothing new."""
+    manifest = report.manifest
+    blobs = list(manifest.blobs or []) if manifest else []
+    data_format = (_text(manifest.data_format) or "Csv") if manifest else "no manifest"
+    if manifest is None or data_format.lower() != "csv":
+        raise RemoteError(f"{where}: the {metric} report is not CSV ({data_format})")
+    if len(blobs) > config.max_files:
+        raise InputError(where, f"the {metric} report has {len(blobs)} blobs, more than max_files={config.max_files}")
+    for blob in blobs:
+        if not blob.blob_link:
+            raise RemoteError(f"{where}: the {metric} report lists a blob without a link")
+        if (blob.byte_count or 0) > config.max_file_bytes:
+            message = f"{_public(blob.blob_link)} has {blob.byte_count} bytes, more than max_file_bytes"
+            raise InputError(where, f"{message}={config.max_file_bytes}")
+    export = f"{COST_DETAILS_FOLDER}/{metric}"
+    range_name = _range_name(index)
+    if not blobs:  # nothing was charged at the scope in the period: no run to land
+        log.info("%s %s %s: the report has no blobs, nothing landed", where, metric, range_name)
+        return None
+    run_id = report.name if report.name and _RUN_ID.match(report.name) else uuid.uuid4().hex
+    run_folder = landing_dir / export / range_name / run_id
+    if run_folder.exists():
+        raise InputError(run_folder, "a run folder of this report operation already exists")
+    suffix = ".csv.gz" if manifest.compress_data else ".csv"
+    try:
+        files = []
+        with _sas_redacted_logging():
+            for number, blob in enumerate(blobs, start=1):
+                name = f"{export}/{range_name}/{run_id}/part_0_{number:04d}{suffix}"
+                files.append(_download(config, str(blob.blob_link), blob.byte_count, landing_dir, name, where))
+        previous = _landed(entries, config.name, export, _month_name(index), landing_dir)
+        if previous is not None and sorted(f.md5 for f in previous.files) == sorted(f.md5 for f in files):
+            log.info("%s %s %s: the regenerated report equals landed run %s", where, metric, range_name,
+                     previous.version)  # fmt: skip
+            _remove_run(run_folder)
+            return None
+        data = _manifest(config, metric, index, run_id, report, files)
+        with atomic_file(run_folder / "manifest.json") as out:  # last: the run counts once its parts are there
+            out.write(data)
+    except BaseException:
+        _remove_run(run_folder)
+        raise
+    log.info("%s %s %s: landed run %s, %d parts", where, metric, range_name, run_id, len(files))
+    return LedgerEntry(
+        provider=PROVIDER,
+        source=config.name,
+        export=export,
+        billing_period=_month_name(index),
+        version=run_id,
+        manifest=f"{export}/{range_name}/{run_id}/manifest.json",
+        manifest_etag=hashlib.md5(data, usedforsecurity=False).hexdigest(),
+        files=tuple(files),
+        bytes=sum(f.bytes for f in files),
+        rows=None,
+        downloaded_files=len(files),
+        downloaded_bytes=sum(f.bytes for f in files),
+        synced_at=now_utc(),
+    )
+
+
+def _landed(entries: list[LedgerEntry], source: str, export: str, period: str, landing_dir: Path) -> LedgerEntry | None:
+    """The period's newest recorded run whose manifest is still on disk."""
+    for entry in reversed(entries):
+        if (entry.provider, entry.source, entry.export, entry.billing_period) == (PROVIDER, source, export, period):
+            return entry if (landing_dir / entry.manifest).is_file() else None
+    return None
+
+
+def _manifest(
+    config: CostDetailsConfig,
+    metric: str,
+    index: int,
+    run_id: str,
+    report: CostDetailsOperationResults,
+    files: list[LedgerFile],
+) -> bytes:
+    """A manifest in the improved exports' format (connectors.azure.exports parses it) for a landed report."""
+    start, end = _month_days(index)
+    manifest = report.manifest
+    document: dict[str, Any] = {
+        "exportConfig": {
+            "exportName": metric,
+            # Not an export: the reader takes the scope from here (an EA enrollment is the billing account).
+            "resourceId": f"/{_scope_path(config.scope)}/providers/Microsoft.CostManagement/exports/{metric}",
+            "dataVersion": manifest.manifest_version if manifest else None,
+            "type": metric,
+            "timeFrame": "Custom",
+            "granularity": "Daily",
+        },
+        "deliveryConfig": {
+            "partitionData": True,
+            "dataOverwriteBehavior": "CreateNewReport",
+            "fileFormat": "Csv",
+            "compressionMode": "gzip" if manifest and manifest.compress_data else "none",
+        },
+        "runInfo": {
+            "executionType": "OnDemand",
+            "runId": run_id,
+            # Orders runs of a period (newest wins): microseconds, so two syncs in one second still order.
+            "submittedTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+            "startDate": f"{start.isoformat()}T00:00:00",
+            "endDate": f"{end.isoformat()}T00:00:00",
+        },
+        "source": "generateCostDetailsReport",
+        "blobCount": len(files),
+        "byteCount": sum(f.bytes for f in files),
+        "blobs": [{"blobName": f.name, "byteCount": f.bytes} for f in files],
+    }
+    return (json.dumps(document, indent=1) + "\n").encode()
+
+
+def _download(
+    config: CostDetailsConfig, link: str, byte_count: int | None, landing_dir: Path, name: str, where: str
+) -> LedgerFile:
+    """Download a SAS link to ``landing_dir/name`` atomically, checking size and Content-MD5; retried if cut short."""
+    public = _public(link)
+    client = BlobClient.from_blob_url(
+        link,
+        connection_verify=config.arm.connection_verify,
+        retry_policy=ExponentialRetry(
+            initial_backoff=config.backoff_seconds, increment_base=2, retry_total=config.max_attempts - 1
+        ),
+        connection_timeout=config.connect_timeout,
+        read_timeout=config.read_timeout,
+    )
+    last = ""
+    with client:
+        for attempt in range(1, config.download_attempts + 1):
+            try:
+                with atomic_file(landing_dir / name) as out:
+                    size, md5, etag = _copy(client, public, byte_count, out, config.max_file_bytes)
+                return LedgerFile(name=name, bytes=size, etag=etag, md5=md5)
+            except _TransferError as exc:
+                last = str(exc)
+            except _TRANSFER_ERRORS as exc:
+                last = type(exc).__name__  # the SDK's message may quote the URL with its SAS
+            except HttpResponseError as exc:
+                code = exc.error_code or getattr(exc.error, "code", None) or ""
+                raise RemoteError(f"{where}: {public}: the storage service answered HTTP {exc.status_code} {code}"
+                                  " (the report's links expire: sync again)") from None  # fmt: skip
+            except AzureError as exc:
+                raise RemoteError(f"{where}: {public}: {type(exc).__name__} (cannot download the report)") from None
+            log.warning("%s: %s: download attempt %d of %d failed: %s", where, public, attempt,
+                        config.download_attempts, last)  # fmt: skip
+    raise RemoteError(f"{where}: {public}: download failed {config.download_attempts} times: {last}")
+
+
+class _TransferError(Exception):
+    """A download that arrived short, long or with the wrong MD5."""
+
+
+def _copy(client: BlobClient, public: str, byte_count: int | None, out: BinaryIO, limit: int) -> tuple[int, str, str]:
+    """Stream the blob into ``out``: (size, hex MD5, ETag); _TransferError when it disagrees with what was stated."""
+    stream = client.download_blob()
+    expected = byte_count if byte_count is not None else stream.size
+    if stream.size != expected:
+        raise _TransferError(f"the blob has {stream.size} bytes, the report says {byte_count}")
+    if expected > limit:
+        raise _TransferError(f"{expected} bytes, more than max_file_bytes={limit}")
+    digest = hashlib.md5(usedforsecurity=False)
+    size = 0
+    with transfer(public, expected) as advance:
+        for chunk in stream.chunks():
+            size += len(chunk)
+            if size > expected:
+                raise _TransferError(f"more than the stated {expected} bytes arrived")
+            digest.update(chunk)
+            out.write(chunk)
+            advance(len(chunk))
+    if size != expected:
+        raise _TransferError(f"{size} of {expected} bytes arrived")
+    content_md5 = stream.properties.content_settings.content_md5
+    if content_md5 and bytes(content_md5) != digest.digest():
+        raise _TransferError("the bytes do not match the blob's Content-MD5")
+    return size, digest.hexdigest(), str(stream.properties.etag or "")
+
+
+def _remove_run(run_folder: Path) -> None:
+    """Remove a run folder this sync created (and its range folder when that leaves it empty)."""
+    shutil.rmtree(run_folder, ignore_errors=True)
+    with suppress(OSError):
+        run_folder.parent.rmdir()
+
+
+def _public(link: str) -> str:
+    """A SAS link without its query string (the secret) and without user info: safe to log."""
+    parts = urlparse(link)
+    return f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}{parts.path}"
+
+
+class _SasFilter(logging.Filter):
+    """Redacts query strings from urllib3's debug lines, which print each request line with its SAS."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if "sig=" in message:
+            record.msg, record.args = re.sub(r"\?[^\s\"']*", "?<SAS redacted>", message), ()
+        return True
+
+
+@contextmanager
+def _sas_redacted_logging() -> Iterator[None]:
+    urllib3_log = logging.getLogger("urllib3.connectionpool")
+    sas_filter = _SasFilter()
+    urllib3_log.addFilter(sas_filter)
+    try:
+        yield
+    finally:
+        urllib3_log.removeFilter(sas_filter)
+
+
+# --- shared ----------------------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def _client(arm: ArmSettings, credential: TokenCredential | None) -> Iterator[CostManagementClient]:
+    if credential is None:
+        from azure.identity import DefaultAzureCredential  # imported late: it pulls in msal
+
+        credential = DefaultAzureCredential()
+    # Fail fast: inside the client a missing credential would be retried like a throttled request.
+    credential.get_token(_ARM_SCOPE)
+    client = CostManagementClient(
+        credential,
+        base_url=arm.base_url,
+        connection_verify=arm.connection_verify,
+        retry_total=arm.max_attempts - 1,
+        polling_interval=arm.poll_interval,
+    )
+    with client:
+        yield client
+
+
+@contextmanager
+def _arm_errors(where: str, arm: ArmSettings) -> Iterator[None]:
+    """Turn SDK failures into one line with the HTTP status and ARM error code; never a token or a SAS."""
+    try:
+        yield
+    except ClientAuthenticationError as exc:
+        if exc.status_code in (401, 403):
+            raise RemoteError(f"{where}: ARM refused the credential (HTTP {exc.status_code} {_code(exc)})") from None
+        raise RemoteError(f"{where}: no Azure credential found by {CREDENTIAL_CHAIN}") from None
+    except HttpResponseError as exc:
+        hint = ""
+        if exc.status_code == 403:
+            hint = ": needs Cost Management Reader at the scope (Cost Management Contributor to run an export)"
+        raise RemoteError(f"{where}: Cost Management answered HTTP {exc.status_code} {_code(exc)}{hint}") from None
+    except ServiceRequestError:
+        raise RemoteError(f"{where}: cannot reach {arm.base_url}") from None
+    except AzureError as exc:
+        raise RemoteError(f"{where}: {type(exc).__name__}: {_one_line(exc.message)}") from None
+
+
+def _code(exc: HttpResponseError) -> str:
+    return str(getattr(exc.error, "code", None) or exc.error_code or exc.reason or "")
+
+
+def _text(value: object) -> str:
+    """An SDK enum's wire value (``str()`` of one gives its Python name), or the string as sent."""
+    return str(value.value) if isinstance(value, Enum) else str(value or "")
+
+
+def _error_detail(error: ErrorDetails | None) -> str:
+    """``: <code> <message>`` of a failed run or report, on one line; empty when ARM gave none."""
+    return f": {error.code} {_one_line(error.message)}".rstrip() if error and (error.code or error.message) else ""
+
+
+def _one_line(text: object) -> str:
+    return " ".join(str(text or "").split())[:300]
+
+
+def _check_scope(where: str, scope: str) -> None:
+    if not isinstance(scope, str) or not scope.strip("/"):
+        raise InputError(where, "'scope' must be an ARM scope such as subscriptions/<id>", column="scope")
+    if any(p in ("", ".", "..") for p in scope.strip("/").split("/")) or re.search(r"[?#\s]", scope):
+        raise InputError(where, f"'scope' {scope!r} is not an ARM scope path", column="scope")
+
+
+def _scope_path(scope: str) -> str:
+    """The SDK puts the scope after a slash: give it without one."""
+    return scope.strip("/")
+
+
+def _month_index(month: str, where: str) -> int:
+    match = _MONTH.match(month)
+    if match is None:
+        raise InputError(where, f"month {month!r} is not YYYY-MM", column="month")
+    return int(match.group(1)) * 12 + int(match.group(2)) - 1
+
+
+def _month_name(index: int) -> str:
+    return f"{index // 12:04d}-{index % 12 + 1:02d}"
+
+
+def _month_days(index: int) -> tuple[date, date]:
+    year, month = index // 12, index % 12 + 1
+    return date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1])
+
+
+def _range_name(index: int) -> str:
+    """The date-range folder of a whole month, inclusive end as Azure writes it (``20261101-20261130``)."""
+    start, end = _month_days(index)
+    return f"{start:%Y%m%d}-{end:%Y%m%d}"
