@@ -27,6 +27,9 @@ Credentials: Application Default Credentials (``GOOGLE_APPLICATION_CREDENTIALS``
 application-default login``, an attached service account). Queries run as jobs in ``billing_project``
 (default: ``project``). Retries: the client's default retry (429 ``rateLimitExceeded`` and 5xx, dropped
 connections) with exponential backoff up to :attr:`GcpExportConfig.retry_deadline`; every request has a timeout.
+
+Afterwards (``lookups``, default on) :mod:`connectors.gcp.billing` lands the Cloud Billing lookups beside the
+tables (account names, project links, SKU list prices the rows lack); their failures are warnings, never errors.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ from google.auth import exceptions as auth_exceptions
 from google.cloud import bigquery
 from google.cloud.bigquery.table import RowIterator
 
+from connectors.gcp.billing import BillingClients, BillingLookups, land_lookups
 from connectors.gcp.exports import _TABLE, discover_table
 from connectors.ledger import (
     LedgerEntry,
@@ -62,6 +66,7 @@ from connectors.ledger import (
     read_ledger,
     record_delivery,
 )
+from connectors.progress import transfer
 from gpuledger.errors import InputError, RemoteError
 from models.gcp import BQ_ARRAYS, BQ_FIELDS, BQ_KEY_VALUE_LISTS, BQ_OBJECTS, GCP_INVOICE_TIME_ZONE
 
@@ -116,6 +121,8 @@ class GcpExportConfig:
     """Seconds to wait for one query to finish and its rows to arrive."""
     retry_deadline: float = 600.0
     """Seconds the client keeps retrying a throttled (429) or failed (5xx) request, with exponential backoff."""
+    lookups: bool = True
+    """After the rows, land the Cloud Billing lookups (:mod:`connectors.gcp.billing`) in the dataset folder."""
 
     def __post_init__(self) -> None:
         where = f"GCP export {self.name!r}"
@@ -139,10 +146,20 @@ class GcpExportConfig:
                 raise InputError(where, f"{key!r} must be positive", column=key)
         if self.maximum_bytes_billed is not None and self.maximum_bytes_billed < 1:
             raise InputError(where, "'maximum_bytes_billed' must be at least 1", column="maximum_bytes_billed")
+        if not isinstance(self.lookups, bool):
+            raise InputError(where, "'lookups' must be true or false", column="lookups")
 
     @property
     def job_project(self) -> str:
         return self.billing_project or self.project
+
+
+@dataclass(frozen=True)
+class GcpSyncResult(SyncResult):
+    """A sync's deliveries, plus what its Cloud Billing lookups landed (the CLI reports their warnings)."""
+
+    lookups: BillingLookups | None = None
+    """What the Cloud Billing lookups landed and their warnings; None when they did not run."""
 
 
 def sync_gcp_export(
@@ -151,11 +168,14 @@ def sync_gcp_export(
     *,
     month: str | None = None,
     client: bigquery.Client | None = None,
+    billing: BillingClients | None = None,
     now: dt.datetime | None = None,
-) -> SyncResult:
+) -> GcpSyncResult:
     """Land the rows appended since the last sync of every invoice month (or only ``month``, ``YYYY-MM``).
 
-    ``now`` (default: the clock) sets the current invoice month the ``months_back`` window counts from.
+    ``now`` (default: the clock) sets the current invoice month the ``months_back`` window counts from. The
+    lookups run with ``billing``, or with default clients when the BigQuery ``client`` is the default one too: a
+    caller injecting its own BigQuery client (a test against a stub) injects the billing clients or gets none.
     """
     wanted = _invoice_month(config, month) if month is not None else None
     since = _since(config, wanted, now or dt.datetime.now(dt.UTC))
@@ -163,6 +183,7 @@ def sync_gcp_export(
     read_ledger(landing_dir)  # an unreadable ledger stops the sync before anything is queried
     pulled: list[LedgerEntry] = []
     unchanged: list[str] = []
+    default_clients = client is None
     with _remote_errors(config):
         client = client or _default_client(config)
         for table in _export_tables(client, config):
@@ -184,7 +205,10 @@ def sync_gcp_export(
                     # Recorded per month: a failure in a later month keeps what already landed.
                     record_delivery(landing_dir, entry)
                     pulled.append(entry)
-    return SyncResult(export_folder, tuple(pulled), tuple(unchanged))
+    lookups = None
+    if config.lookups and (billing is not None or default_clients):
+        lookups = land_lookups(config.name, export_folder, landing_dir, pulled, billing, timeout=config.timeout)
+    return GcpSyncResult(export_folder, tuple(pulled), tuple(unchanged), lookups)
 
 
 def _invoice_month(config: GcpExportConfig, month: str) -> str:
@@ -371,7 +395,12 @@ def _pull(
     rows = _run(client, config, sql, parameters)
     if rows.total_rows is not None and rows.total_rows > config.max_rows:
         raise InputError(where, f"{rows.total_rows} appended rows, more than max_rows={config.max_rows}")
-    data = rows.to_arrow(create_bqstorage_client=False)
+    batches = []
+    with transfer(where, rows.total_rows, unit="rows") as advance:
+        for batch in rows.to_arrow_iterable():  # page by page, so a long pull shows progress
+            batches.append(batch)
+            advance(batch.num_rows)
+    data = pa.Table.from_batches(batches) if batches else pa.table({})
     if data.num_rows == 0:
         log.warning("%s: no rows up to export time %s, nothing landed", where, _iso(until))
         return None

@@ -6,6 +6,11 @@ number (Parquet rows through ``to_json``), then parsed with the explicit schema 
 inferred: every scalar is read as text and cast strictly, so numbers sent as strings in some rows and as
 numbers in others, empty arrays, empty objects and valueless labels all read the same way. Every record is
 validated before the model runs; the first bad one is refused with its file, row and field path.
+
+List prices the export lacks: ``connectors.gcp.billing`` lands the Cloud Billing Catalog's SKU prices in
+``<dataset>/_billing/sku_prices.parquet`` beside the export tables; :func:`create_source_view` puts those of the
+delivery's dataset into temp table ``gcp_sku_prices`` (empty without the file), which the model joins for rows
+without ``cost_at_list``.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from zoneinfo import ZoneInfo
 
 import duckdb
 
+from connectors.gcp.exports import billing_account_from_table
 from gpuledger.errors import InputError
 from gpuledger.sqlfiles import quote_literal
 from models.gcp import (
@@ -39,6 +45,10 @@ from models.gcp import (
 )
 
 SOURCE_VIEW = "gcp_bq_src"
+SKU_PRICES_TABLE = "gcp_sku_prices"
+LOOKUP_FOLDER = "_billing"
+"""Folder of billing lookups inside a landed dataset folder: its ``_`` prefix keeps export discovery away."""
+SKU_PRICES_FILE = "sku_prices.parquet"
 _LINES = "gcp_bq_lines"
 _TYPED = "gcp_bq_typed"
 _JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
@@ -129,6 +139,7 @@ def create_source_view(
     here, row by row, so the model itself cannot fail on input values.
     """
     del raw
+    _create_sku_prices(con, files)
     con.execute(f"CREATE OR REPLACE TEMP TABLE {_TYPED} AS {typed_records_sql(source_version)}")
     bad = con.execute(
         f"SELECT source_file, source_row, problem.path, problem.message FROM {_TYPED}"
@@ -138,6 +149,40 @@ def create_source_view(
         raise InputError(bad[0], bad[3], row=int(bad[1]), column=bad[2])
     con.execute(f"CREATE OR REPLACE TEMP VIEW {SOURCE_VIEW} AS SELECT * EXCLUDE (problem) FROM {_TYPED}")
     return {}
+
+
+def sku_prices_files(files: Sequence[Path]) -> list[Path]:
+    """The landed SKU price lists of the datasets holding ``files``: ``<dataset>/_billing/sku_prices.parquet``.
+
+    A file's dataset is the parent of its nearest ancestor folder named like an export table; loose files
+    (no such ancestor) have no dataset and so no landed prices.
+    """
+    found: set[Path] = set()
+    for file in files:
+        table = next((p for p in file.parents if billing_account_from_table(p.name)), None)
+        if table is not None and (prices := table.parent / LOOKUP_FOLDER / SKU_PRICES_FILE).is_file():
+            found.add(prices)
+    return sorted(found)
+
+
+def _create_sku_prices(con: duckdb.DuckDBPyConnection, files: Sequence[Path]) -> None:
+    """Temp table ``gcp_sku_prices``: one Catalog price per (SKU, currency), the newest; empty without a file."""
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE {SKU_PRICES_TABLE} (sku_id VARCHAR, currency VARCHAR,"
+        " usage_unit_description VARCHAR, unit_price DECIMAL(38, 9), tier_start_amount DOUBLE, tier_count INTEGER)"
+    )
+    prices = sku_prices_files(files)
+    if not prices:
+        return
+    try:
+        con.execute(
+            f"INSERT INTO {SKU_PRICES_TABLE} SELECT sku_id, currency, usage_unit_description, unit_price,"
+            " tier_start_amount, tier_count FROM read_parquet($files)"
+            " QUALIFY row_number() OVER (PARTITION BY sku_id, currency ORDER BY effective_time DESC) = 1",
+            {"files": [str(p) for p in prices]},
+        )
+    except duckdb.Error as exc:
+        raise InputError(prices[0], f"unreadable SKU price list: {str(exc).strip().splitlines()[0]}") from exc
 
 
 def _line_item_labels(files: Sequence[Path]) -> dict[Path, str]:

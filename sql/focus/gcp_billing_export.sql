@@ -1,6 +1,7 @@
 -- GCP Cloud Billing export to BigQuery (standard gcp_billing_export_v1_* and detailed
 -- gcp_billing_export_resource_v1_* tables) -> FOCUS 1.2 rows.
--- Input: temp view gcp_bq_src (typed, validated records of gpuledger/normalize/gcp_billing.py); ref.gcp_* tables.
+-- Input: temp view gcp_bq_src (typed, validated records of gpuledger/normalize/gcp_billing.py); ref.gcp_* tables;
+-- temp table gcp_sku_prices (Catalog list prices landed by connectors/gcp/billing.py, often empty).
 -- Parameters: $delivery_id, $source_format, $ingested_at, $provider_name.
 --
 -- Money (docs/decisions/0007). `cost` is before credits. Credits of the price-reducing types (committed and
@@ -16,6 +17,10 @@
 -- Periods. BillingPeriod = invoice.month in US/Pacific, stored in UTC (2026-11 -> [11-01T07:00Z, 12-01T08:00Z)).
 -- A row whose usage starts before its invoice month (an adjustment for an earlier month, or usage reported
 -- late) corrects a previously invoiced period: ChargeClass 'Correction'.
+--
+-- List prices. ListCost = cost_at_list. Where the export lacks it, a usage row whose SKU has a Catalog list rate
+-- in the row's currency and pricing unit gets ListUnitPrice = that rate and ListCost = usage.amount_in_pricing_units
+-- x rate; otherwise ListCost = cost. List prices never touch BilledCost, EffectiveCost or ContractedCost.
 
 WITH export_rows AS (
     SELECT * FROM gcp_bq_src
@@ -63,6 +68,27 @@ credited AS (
     CROSS JOIN credit_policy AS cp
 ),
 
+sku_list_rates AS (
+    SELECT sku_id, currency, usage_unit_description, unit_price
+    FROM gcp_sku_prices
+    -- tier choice: the first tier, if it starts at 0 and is the only tier or not free (volume tiers only discount)
+    WHERE tier_start_amount = 0 AND (tier_count = 1 OR unit_price > 0)
+),
+
+catalog_priced AS (
+    SELECT
+        c.*,
+        CASE
+            WHEN c.cost_at_list IS NULL AND c.cost_type = 'regular' AND c.usage_amount_in_pricing_units <> 0
+                THEN r.unit_price
+        END AS catalog_unit_price
+    FROM credited AS c
+    LEFT JOIN sku_list_rates AS r
+        ON r.sku_id = c.sku_id
+        AND r.currency = c.currency
+        AND lower(r.usage_unit_description) = lower(c.usage_pricing_unit)
+),
+
 classified AS (
     SELECT
         *,
@@ -77,11 +103,13 @@ classified AS (
         coalesce(sku_description ILIKE 'Commitment%', false) AS is_commitment_fee,
         CASE WHEN usage_start_time < billing_period_start THEN 'Correction' END AS charge_class,
         cost + on_row_credits AS billed_cost,
-        coalesce(cost_at_list, cost) AS list_cost,
+        coalesce(
+            cost_at_list, CAST(usage_amount_in_pricing_units * catalog_unit_price AS DECIMAL(38, 10)), cost
+        ) AS list_cost,
         -- without a priced quantity (or a zero quantity that still costs money) the charge is one lump-sum unit
         usage_amount_in_pricing_units IS NULL OR usage_pricing_unit IS NULL
             OR (usage_amount_in_pricing_units = 0 AND (cost <> 0 OR coalesce(cost_at_list, cost) <> 0)) AS is_lump_sum
-    FROM credited
+    FROM catalog_priced
 ),
 
 priced AS (
@@ -98,6 +126,7 @@ unit_priced AS (
     SELECT
         *,
         CASE
+            WHEN catalog_unit_price IS NOT NULL THEN catalog_unit_price
             WHEN pricing_quantity = 0 THEN 0
             ELSE CAST(list_cost / pricing_quantity AS DECIMAL(38, 10))
         END AS list_unit_price,
