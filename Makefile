@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 GPULEDGER_HOME ?= $(CURDIR)/.home
 export GPULEDGER_HOME
 
-.PHONY: install demo test lint lock clean install-validator validate-focus lock-validator install-prometheus install-azurite
+.PHONY: install demo ui test lint lock clean install-validator validate-focus lock-validator install-prometheus install-azurite
 VALIDATOR_VENV := .venv-validator
 
 install: $(VENV)/.installed
@@ -18,6 +18,13 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 
 demo: install
 	$(BIN)/gpuledger demo --home "$(GPULEDGER_HOME)"
+
+# The Dagster UI on the project (asset graph, partitions, checks, schedule, sensors) at http://127.0.0.1:3000,
+# with the instance `gpuledger run` uses; run `make demo` first for a home with data.
+ui: export DAGSTER_HOME ?= $(GPULEDGER_HOME)/dagster
+ui: install
+	@mkdir -p "$(DAGSTER_HOME)" && { test -f "$(DAGSTER_HOME)/dagster.yaml" || cp dagster.yaml "$(DAGSTER_HOME)/"; }
+	$(BIN)/dagster dev -m pipelines.definitions -h 127.0.0.1 -p 3000
 
 lint: install
 	$(BIN)/ruff check .
@@ -44,7 +51,7 @@ install-azurite:
 lock:
 	$(PYTHON) -m venv /tmp/gpuledger-lock && /tmp/gpuledger-lock/bin/pip install --quiet uv==0.13.8
 	/tmp/gpuledger-lock/bin/uv pip compile pyproject.toml --extra dev --python-version 3.11 \
-	  --generate-hashes --no-header -o requirements.lock
+	  --generate-hashes --no-strip-extras --no-header -o requirements.lock
 
 # CPython 3.12 venv for focus-validator 2.2.1 (found on PATH/pyenv, or FOCUS_VALIDATOR_PYTHON=...).
 install-validator: $(VALIDATOR_VENV)/.installed
