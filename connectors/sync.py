@@ -10,7 +10,7 @@ from __future__ import annotations
 import fcntl
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import cast
 
@@ -19,6 +19,10 @@ from gpuledger.errors import RemoteError
 from models.config import RemoteConfig, SourceConfig
 
 LOCK_FILE = ".gpuledger-sync.lock"
+
+
+class SyncBusy(RemoteError):
+    """Another sync of the source holds its landing folder: a later attempt will do."""
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,10 @@ class SourceSync:
     pulled: tuple[PulledDelivery, ...]
     unchanged: tuple[str, ...]
     """Periods (AWS) or date ranges (Azure) whose current delivery was already landed."""
+    warnings: tuple[str, ...] = ()
+    """Optional steps that failed without failing the sync (GCP billing lookups), one line each."""
+    linked_projects: tuple[str, ...] = ()
+    """GCP: projects billed to the synced billing accounts (from the billing lookups), for the team check."""
 
 
 def remote_sources(sources: Sequence[SourceConfig], name: str | None = None) -> list[SourceConfig]:
@@ -48,15 +56,22 @@ def remote_sources(sources: Sequence[SourceConfig], name: str | None = None) -> 
     return chosen
 
 
-def sync_source(source: SourceConfig, month: str | None = None) -> SourceSync:
-    """Land ``source``'s new deliveries (every period, or only ``month``); one sync per source at a time."""
+def sync_source(source: SourceConfig, month: str | None = None, *, backfill: bool = False) -> SourceSync:
+    """Land ``source``'s new deliveries (every period, or only ``month``); one sync per source at a time.
+
+    ``backfill`` first has Azure generate ``month`` (an export run, or a Cost Details report, which every sync does).
+    """
     remote = cast(RemoteConfig, source.remote)
+    if backfill and "scope" not in remote.options:
+        raise RemoteError(f"source {source.name!r}: --backfill needs an Azure source with a scope (see README)")
     with _exclusive(remote.landing, source.name):
         if remote.kind == "s3":
             return _sync_s3(source, remote, month)
         if remote.kind == "bigquery":
             return _sync_bigquery(source, remote, month)
-        return _sync_azure_blob(source, remote, month)
+        if remote.kind == "azure_cost_details":
+            return _sync_azure_cost_details(source, remote, month)
+        return _sync_azure_blob(source, remote, month, backfill)
 
 
 @contextmanager
@@ -67,7 +82,7 @@ def _exclusive(landing: Path, name: str) -> Iterator[None]:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise RemoteError(f"source {name!r}: another sync of it is running; try again when it ends") from None
+            raise SyncBusy(f"source {name!r}: another sync of it is running; try again when it ends") from None
         try:
             yield
         finally:
@@ -88,6 +103,22 @@ def _sync_s3(source: SourceConfig, remote: RemoteConfig, month: str | None) -> S
     from connectors.aws.sync import AwsExportConfig, sync_aws_export
 
     options = remote.options
+    if options.get("discover") is True:  # the bucket and prefix come from the export's definition in AWS
+        from connectors.aws.discovery import sync_discovered_export
+
+        result = sync_discovered_export(
+            source.name,
+            source.format,
+            str(options["export"]),
+            remote.landing,
+            month=month,
+            bucket=cast(str | None, options.get("bucket")),
+            prefix=cast(str | None, options.get("prefix")),
+            region=cast(str | None, options.get("region")),
+            endpoint_url=cast(str | None, options.get("endpoint_url")),
+            **_limits(remote),
+        )
+        return _summary(source, result.pulled, result.unchanged)
     config = AwsExportConfig(
         name=source.name,
         bucket=str(options["bucket"]),
@@ -113,13 +144,18 @@ def _sync_bigquery(source: SourceConfig, remote: RemoteConfig, month: str | None
         billing_project=cast(str | None, options.get("billing_project")),
         table=cast(str | None, options.get("table")),
         location=cast(str | None, options.get("location")),
+        lookups=bool(options.get("lookups", True)),
         **_limits(remote, "months_back", "max_rows"),
     )
     result = sync_gcp_export(config, remote.landing, month=month)
-    return _summary(source, result.pulled, result.unchanged)
+    summary = _summary(source, result.pulled, result.unchanged)
+    if result.lookups is None:
+        return summary
+    return replace(summary, warnings=result.lookups.warnings, linked_projects=result.lookups.linked_projects)
 
 
-def _sync_azure_blob(source: SourceConfig, remote: RemoteConfig, month: str | None) -> SourceSync:
+def _sync_azure_blob(source: SourceConfig, remote: RemoteConfig, month: str | None, backfill: bool) -> SourceSync:
+    from connectors.azure.costmanagement import sync_export_with_history
     from connectors.azure.sync import AzureExportConfig, sync_azure_export
 
     options = remote.options
@@ -135,7 +171,25 @@ def _sync_azure_blob(source: SourceConfig, remote: RemoteConfig, month: str | No
             connection_string_env=cast(str | None, options.get("connection_string_env")),
             **_limits(remote),
         )
-        result = sync_azure_export(config, remote.landing, month=month)
+        if "scope" in options:  # only runs the export's ARM run history reports Completed
+            scope = str(options["scope"])
+            result = sync_export_with_history(config, scope, remote.landing, month=month, backfill=backfill)
+        else:
+            result = sync_azure_export(config, remote.landing, month=month)
         pulled += result.pulled
         unchanged += [f"{export} {r}" for r in result.unchanged]
     return _summary(source, pulled, unchanged)
+
+
+def _sync_azure_cost_details(source: SourceConfig, remote: RemoteConfig, month: str | None) -> SourceSync:
+    from connectors.azure.costmanagement import CostDetailsConfig, sync_cost_details
+
+    options = remote.options
+    config = CostDetailsConfig(
+        name=source.name,
+        scope=str(options["scope"]),
+        source_format=source.format,
+        months_back=int(cast(int, options.get("months_back", 2))),
+    )
+    result = sync_cost_details(config, remote.landing, month=month)
+    return _summary(source, result.pulled, result.unchanged)

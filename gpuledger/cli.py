@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 from contextlib import closing
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
@@ -55,6 +56,11 @@ def _parser() -> argparse.ArgumentParser:
     sync.add_argument("--home", help=HOME_HELP)
     sync.add_argument("--source", help="only this source")
     sync.add_argument("--month", help="only this billing month YYYY-MM")
+    sync.add_argument(
+        "--backfill",
+        action="store_true",
+        help="Azure sources with a scope: have Azure generate --month first (runs the export), then pull it",
+    )
     sync.set_defaults(handler=_sync)
 
     status = commands.add_parser("status", help="the sources: what was pulled and loaded, and when")
@@ -80,6 +86,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace, home: Path | None = None) -> int:
     from connectors.progress import show_progress
+    from gpuledger.publish import ANALYST_FILE, PUBLISHED_FOLDER
     from pipelines.runner import run_pipeline
 
     home = home or resolve_home(args.home)
@@ -100,14 +107,16 @@ def _run(args: argparse.Namespace, home: Path | None = None) -> int:
     print(_table(["provider", "billing account", "month", "currency", "rows", "billed", "effective"], slices))
     print("\nShowback per team (EffectiveCost; idle share of the team's cost):")
     print(_table(["month", "team", "currency", "total", "idle", "GPU-hours", "runs done", "per run"], teams))
-    print(f"\nResults in {home / WAREHOUSE_FILE}:")
+    analyst = home / ANALYST_FILE
+    print(f"\nResults in {analyst} (published for analysts; open it read-only):")
     print("  focus.costs (FOCUS 1.2), allocation.cost_split, showback.team_month, showback.job_costs,")
-    print("  showback.idle_by_hour_of_week, gpu.jobs, gpu.usage")
+    print("  showback.idle_by_hour_of_week, showback.team_month_reporting, meta.months, chargeback.*, views.*")
     print(
-        f"  query:  {sys.executable} -c \"import duckdb; duckdb.connect('{home / WAREHOUSE_FILE}', read_only=True)"
-        f".sql('SELECT * FROM showback.team_month').show()\""
+        f"  query:  {sys.executable} -c \"import duckdb; duckdb.connect('{analyst}', read_only=True)"
+        f".sql('SELECT * FROM views.cost_by_team_month_category').show()\""
     )
-    print(f"  export: gpuledger export-focus --home {home} --out focus.parquet")
+    print(f"  Parquet: {home / PUBLISHED_FOLDER / 'focus'}/ProviderName=*/billing_month=*/*.parquet")
+    print(f"  pipeline warehouse: {home / WAREHOUSE_FILE}; status: gpuledger status --home {home}")
     print(f"  Dagster run history: {os.environ.get('DAGSTER_HOME') or home / 'dagster'}")
     return 0
 
@@ -117,20 +126,29 @@ def _sync(args: argparse.Namespace) -> int:
     from connectors.sync import remote_sources, sync_source
 
     home = resolve_home(args.home)
+    if args.backfill and (args.source is None or args.month is None):
+        print("gpuledger: --backfill needs --source NAME and --month YYYY-MM", file=sys.stderr)
+        return 2
+    config = load_config(home)
     try:
-        sources = remote_sources(load_config(home).sources, args.source)
+        sources = remote_sources(config.sources, args.source)
     except ValueError as exc:
         print(f"gpuledger: {exc}", file=sys.stderr)
         return 2
     for source in sources:
         with show_progress(sys.stderr):
-            result = sync_source(source, args.month)
+            result = sync_source(source, args.month, backfill=args.backfill)
         rows = [(p.billing_period or "-", p.version or "-", p.files, p.downloaded_bytes) for p in result.pulled]
         print(f"{source.name}: {len(rows)} new deliver{'y' if len(rows) == 1 else 'ies'} -> {source.path}")
         if rows:
             print(_table(["period", "version", "files", "downloaded bytes"], rows))
         if result.unchanged:
             print(f"  already landed: {', '.join(result.unchanged)}")
+        for warning in result.warnings:
+            print(f"  warning: {warning}")
+        # [teams] accounts maps SubAccountId (a GCP project) to a team; tag rules cannot be checked here
+        if unmapped := [p for p in result.linked_projects if p not in config.allocation.account_teams]:
+            print(f"  warning: linked project(s) with no team in [teams] accounts: {', '.join(unmapped)}")
     if not sources:
         print("no remote sources configured ([sources.s3] or [sources.azure_blob] in gpuledger.toml)")
     return 0
@@ -138,9 +156,11 @@ def _sync(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     from connectors.ledger import read_ledger
+    from gpuledger.freshness import STALE_AFTER_HOURS
+    from gpuledger.publish import ANALYST_FILE, last_attempt
 
     home = resolve_home(args.home)
-    loaded: dict[str, tuple[int, object, object]] = {}
+    loaded: dict[str, tuple[int, object, datetime | None]] = {}
     warehouse = home / WAREHOUSE_FILE
     if warehouse.exists():
         try:
@@ -153,12 +173,14 @@ def _status(args: argparse.Namespace) -> int:
             loaded = {str(name): (count, period, at) for name, count, period, at in rows}
         except duckdb.Error as exc:
             print(f"warehouse not readable now ({str(exc).splitlines()[0]}): showing pulled deliveries only")
+    stale_before = datetime.now(UTC) - timedelta(hours=STALE_AFTER_HOURS)
     table = []
     for source in load_config(home).sources:
         pulled = read_ledger(source.remote.landing) if source.remote else []
         mine = [e for e in pulled if e.source == source.name]
         last = mine[-1] if mine else None  # the ledger lists deliveries oldest first
         count, period, at = loaded.get(source.name, (0, None, None))
+        newest = datetime.fromisoformat(last.synced_at) if last else at
         table.append(
             (
                 source.name,
@@ -169,10 +191,33 @@ def _status(args: argparse.Namespace) -> int:
                 count,
                 period or "-",
                 f"{at:%Y-%m-%dT%H:%M:%SZ}" if at else "-",
+                "STALE" if newest is None or newest < stale_before else "ok",
             )
         )
-    header = ["source", "format", "from", "last pulled", "pulled", "loaded", "newest period", "last loaded"]
+    header = ["source", "format", "from", "last pulled", "pulled", "loaded", "newest period", "last loaded",
+              f"new in {STALE_AFTER_HOURS}h"]  # fmt: skip
     print(_table(header, table) if table else "no sources configured")
+    analyst = home / ANALYST_FILE
+    if analyst.exists():  # the published file: never locked by a run, so months show even mid-run
+        with closing(connect(analyst, read_only=True)) as con:
+            months = con.execute(
+                "SELECT strftime(m.billing_month, '%Y-%m'), m.state, m.closes_on, coalesce(max(s.version), 0),"
+                " (SELECT count(*) FROM chargeback.adjustments AS a WHERE a.billing_month = m.billing_month)"
+                " FROM meta.months AS m LEFT JOIN chargeback.statements AS s USING (billing_month)"
+                " GROUP BY ALL ORDER BY 1"
+            ).fetchall()
+        print("\nBilling months (as last published):")
+        print(_table(["month", "state", "closes on", "statement version", "adjustments"], months))
+    attempt = last_attempt(home)
+    if attempt is None:
+        print("\nnot published yet")
+        return 0
+    print(f"\nlast published: {attempt['published_at'] or 'never'} -> {analyst} ({attempt['published_rows']} rows)")
+    failed = [str(check) for check in attempt["failed_checks"]]
+    if failed:
+        print(f"last attempt {attempt['attempted_at']} was refused; failed checks:")
+        print("\n".join(f"  {check}" for check in failed))
+        return 1
     return 0
 
 

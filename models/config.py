@@ -25,20 +25,26 @@ _REMOTE_KINDS: dict[str, tuple[str, frozenset[str], frozenset[str]]] = {
     "s3": (
         "aws-",
         frozenset({"bucket"}),
-        frozenset({"prefix", "export", "region", "endpoint_url", "max_file_bytes", "max_files"}),
+        frozenset({"prefix", "export", "region", "endpoint_url", "discover", "max_file_bytes", "max_files"}),
     ),
     "azure_blob": (
         "azure-",
         frozenset({"container", "directory"}),
-        frozenset({"export", "exports", "account_url", "connection_string_env", "max_file_bytes", "max_files"}),
+        frozenset(
+            {"export", "exports", "account_url", "connection_string_env", "scope", "max_file_bytes", "max_files"}
+        ),
     ),
+    # the Cost Details API (connectors/azure/costmanagement.py): one report per month and metric
+    "azure_cost_details": ("azure-", frozenset({"scope"}), frozenset({"months_back"})),
     "bigquery": (
         "gcp-",
         frozenset({"project", "dataset"}),
-        frozenset({"billing_project", "table", "location", "months_back", "max_rows"}),
+        frozenset({"billing_project", "table", "location", "months_back", "max_rows", "lookups"}),
     ),
 }
 _REMOTE_INTEGERS = frozenset({"max_file_bytes", "max_files", "months_back", "max_rows"})
+# bigquery ``lookups``: land the Cloud Billing lookups (connectors.gcp.billing) after the rows; default true.
+_REMOTE_BOOLEANS = frozenset({"lookups"})
 
 
 @dataclass(frozen=True)
@@ -47,12 +53,14 @@ class RemoteConfig:
 
     kind: str
     """``s3`` (AWS CUR / Data Exports bucket), ``azure_blob`` (Cost Management export container) or
-    ``bigquery`` (the Cloud Billing export dataset)."""
+    ``bigquery`` (the Cloud Billing export dataset) or ``azure_cost_details`` (Azure's Cost Details API)."""
     options: dict[str, str | int | tuple[str, ...]]
-    """s3: bucket, prefix, export, region, endpoint_url; azure_blob: container, directory, export or exports,
-    account_url or connection_string_env (the NAME of the variable holding the connection string); bigquery:
-    project, dataset, billing_project (runs the query jobs), table, location, months_back, max_rows; s3 and
-    azure_blob: max_file_bytes, max_files."""
+    """s3: bucket, prefix, export, region, endpoint_url, discover (bool: bucket and prefix from the export's
+    definition); azure_blob: container, directory, export or exports,
+    account_url or connection_string_env (the NAME of the variable holding the connection string), scope (ARM
+    scope: only runs its run history reports Completed); azure_cost_details: scope, months_back; bigquery:
+    project, dataset, billing_project (runs the query jobs), table, location, months_back, max_rows, lookups
+    (bool); s3 and azure_blob: max_file_bytes, max_files."""
     landing: Path
     """The local mirror of the bucket or container (``<home>/landing/<source name>``)."""
 
@@ -112,12 +120,27 @@ class ReportingConfig:
     """CSV of ``date, currency, rate``: units of the reporting currency per unit of ``currency`` on ``date``."""
 
 
+# Days after a billing month ends until its provider's charges are final: AWS finalizes its bill in the first
+# weeks (CUR restates until then), Azure closes on the 5th, GCP issues the invoice month early in the next month.
+DEFAULT_CLOSE_AFTER_DAYS = {"aws": 14, "azure": 5, "gcp": 5, "focus": 14}
+
+
+@dataclass(frozen=True)
+class MonthsConfig:
+    """When a billing month closes (docs/decisions/0009)."""
+
+    close_after_days: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_CLOSE_AFTER_DAYS))
+    """Per provider (aws, azure, gcp, focus): days after the month's end until its charges are final. A month
+    closes once every provider with charges in it is past its window; its exchange rates are locked then."""
+
+
 @dataclass(frozen=True)
 class Config:
     sources: tuple[SourceConfig, ...]
     telemetry: tuple[TelemetryConfig, ...] = ()
     allocation: AllocationConfig = field(default_factory=AllocationConfig)
     reporting: ReportingConfig = field(default_factory=ReportingConfig)
+    months: MonthsConfig = field(default_factory=MonthsConfig)
 
 
 def load_config(home: Path) -> Config:
@@ -161,6 +184,7 @@ def load_config(home: Path) -> Config:
         telemetry=telemetry,
         allocation=parse_allocation(path, data),
         reporting=_reporting(path, home, data.get("reporting", {})),
+        months=_months(path, data.get("months", {})),
     )
 
 
@@ -181,19 +205,33 @@ def _remote(path: Path, where: str, landing: Path, fmt: str, kind: str, entry: d
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InputError(path, f"{where}: {key!r} must be a positive integer", column=f"{kind}.{key}")
             options[key] = value
+        elif key in _REMOTE_BOOLEANS:
+            if not isinstance(value, bool):
+                raise InputError(path, f"{where}: {key!r} must be true or false", column=f"{kind}.{key}")
+            options[key] = value
         elif key == "exports":
             if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
                 raise InputError(path, f"{where}: 'exports' must be a list of names", column=f"{kind}.exports")
             options[key] = tuple(value)
+        elif key == "discover":
+            if not isinstance(value, bool):
+                raise InputError(path, f"{where}: 'discover' must be true or false", column=f"{kind}.discover")
+            options[key] = value
         elif not isinstance(value, str) or (not value and key != "prefix"):
             raise InputError(path, f"{where}: {key!r} must be a non-empty string", column=f"{kind}.{key}")
         else:
             options[key] = value
-    missing = sorted(required - set(options))
+    # discover = true reads the bucket (and prefix) from the export's definition in AWS: connectors.aws.discovery
+    missing = sorted(required - set(options) - ({"bucket"} if options.get("discover") is True else set()))
     if missing:
         raise InputError(path, f"{where}: {missing[0]!r} is required", column=f"{kind}.{missing[0]}")
     if kind == "s3":
         options.setdefault("export", str(entry["name"]))  # the report or export is usually named like the source
+    if kind == "azure_cost_details":
+        if fmt == "azure-legacy":
+            raise InputError(path, f"{where}: serves azure-actual, azure-amortized or azure-cost-details", "format")
+        if int(options.get("months_back", 2)) > 12:  # the API serves the current month and 12 before it
+            raise InputError(path, f"{where}: 'months_back' must be at most 12", column=f"{kind}.months_back")
     if kind == "azure_blob":
         # the combined format reads an ActualCost and an AmortizedCost export side by side
         wanted = "exports" if fmt == "azure-cost-details" else "export"
@@ -210,11 +248,53 @@ def _export_folder(remote: RemoteConfig, fmt: str) -> Path:
     options = remote.options
     if remote.kind == "bigquery":  # a dataset folder: one folder per billing export table
         return remote.landing / str(options["dataset"])
+    if remote.kind == "s3" and options.get("discover") is True and "prefix" not in options:
+        return _discovered_export_folder(remote, fmt)
     if remote.kind == "s3":
         prefix = str(options.get("prefix", "")).strip("/")
         return remote.landing.joinpath(*prefix.split("/"), str(options["export"]))
+    if remote.kind == "azure_cost_details":  # costmanagement.COST_DETAILS_FOLDER: one export folder per metric
+        metric = {"azure-actual": "ActualCost", "azure-amortized": "AmortizedCost"}.get(fmt)
+        return remote.landing / "cost-details" / (metric or "")
     folder = remote.landing / str(options["container"]) / str(options["directory"]).strip("/")
     return folder if fmt == "azure-cost-details" else folder / str(options["export"])
+
+
+def _discovered_export_folder(remote: RemoteConfig, fmt: str) -> Path:
+    """A discovered export's folder: its prefix is the one the export's definition gave the newest landed delivery.
+
+    The prefix is known only from AWS, and configuration loading must not call it: the ledger recorded each landed
+    manifest's key (CUR 1 ``<prefix>/<report>/<range>/<manifest>``, Data Exports
+    ``<prefix>/<export>/metadata/<period>/<manifest>``). Before a first sync, ``<landing>/<export>``: absent, so
+    the run finds no delivery yet, as for any remote source not synced.
+    """
+    from connectors.ledger import read_ledger  # lazy: only discovered sources read the landing mirror's ledger
+
+    export = str(remote.options["export"])
+    depth = 2 if fmt == "aws-cur1" else 3
+    for entry in reversed(read_ledger(remote.landing)):
+        parts = entry.manifest.split("/")
+        if entry.provider == "aws" and entry.export == export and parts[:-depth][-1:] == [export]:
+            return remote.landing.joinpath(*parts[:-depth])
+    return remote.landing / export
+
+
+def _months(path: Path, table: object) -> MonthsConfig:
+    if not isinstance(table, dict):
+        raise InputError(path, "[months] must be a table", column="months")
+    unknown = sorted(set(table) - {"close_after_days"})
+    if unknown:
+        raise InputError(path, f"[months]: unknown key(s) {unknown}", column=f"months.{unknown[0]}")
+    days = table.get("close_after_days", {})
+    if not isinstance(days, dict):
+        raise InputError(path, "[months] close_after_days must be a table of provider = days", column="months")
+    for provider, value in days.items():
+        column = f"months.close_after_days.{provider}"
+        if provider not in DEFAULT_CLOSE_AFTER_DAYS:
+            raise InputError(path, f"unknown provider; one of {', '.join(DEFAULT_CLOSE_AFTER_DAYS)}", column=column)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 366:
+            raise InputError(path, "must be a whole number of days from 0 to 366", column=column)
+    return MonthsConfig({**DEFAULT_CLOSE_AFTER_DAYS, **days})
 
 
 def _reporting(path: Path, home: Path, table: object) -> ReportingConfig:
