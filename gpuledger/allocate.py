@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 import duckdb
 
 from gpuledger.errors import ReconciliationError
+from gpuledger.failpoints import failpoint
 from gpuledger.rates import store_exchange_rates
 from gpuledger.sqlfiles import load_sql, sql_files
 from gpuledger.warehouse import replace_ref_table, transaction
@@ -99,6 +100,7 @@ def allocate_month(
         )
         build_showback(con)
         _audit(con, month)
+        failpoint("allocate:before-commit")
         counts = con.execute(
             "SELECT (SELECT count(*) FROM allocation.cost_split WHERE BillingPeriodStart BETWEEN $month_from AND"
             " $month_to), (SELECT count(*) FROM gpu.usage WHERE billing_period_start = $start)",

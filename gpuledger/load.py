@@ -20,6 +20,7 @@ import duckdb
 
 from gpuledger.checks import run_checks
 from gpuledger.errors import InputError, ReconciliationError
+from gpuledger.failpoints import failpoint
 from gpuledger.normalize import aws_cur, aws_focus, azure_cost_details, azure_focus, focus_passthrough, gcp_billing
 from gpuledger.normalize.files import FileStats, first_bad_row, read_raw, verify_files
 from gpuledger.sqlfiles import load_sql
@@ -221,6 +222,7 @@ def _publish(
     with transaction(con):
         slices = _replace_slices(con, delivery, model, delivery_id)
         _record_delivery(con, delivery, delivery_id, stats, ingested_at)
+        failpoint("load:before-commit")
     return slices
 
 

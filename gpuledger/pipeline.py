@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -13,7 +17,7 @@ from connectors.azure import exports as azure_exports
 from connectors.gcp import exports as gcp_exports
 from gpuledger.allocate import AllocationResult, allocate_month
 from gpuledger.detect import detect_format
-from gpuledger.errors import InputError
+from gpuledger.errors import GpuledgerError, InputError
 from gpuledger.load import LoadResult, load_delivery
 from gpuledger.normalize import gcp_billing
 from gpuledger.telemetry import TelemetryLoad, ingest_telemetry
@@ -40,8 +44,42 @@ def resolve_home(home: str | Path | None) -> Path:
     return Path(chosen).expanduser().resolve()
 
 
+RUN_LOCK_FILE = ".gpuledger-run.lock"
+
+
+class RunBusy(GpuledgerError):
+    """Another run holds the home: two runs would interleave their writes and publishes."""
+
+
+@contextmanager
+def exclusive_run(home: Path) -> Iterator[None]:
+    """Hold ``<home>``'s run lock for a whole run; a second run is refused at once, naming the holder."""
+    home.mkdir(parents=True, exist_ok=True)
+    with open(home / RUN_LOCK_FILE, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise RunBusy(f"{home}: another gpuledger run is in progress ({holder}); try again when it ends") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}, started {datetime.now(UTC).isoformat(timespec='seconds')}")
+        handle.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)  # the lock also ends with the process, even on kill -9
+
+
 def open_warehouse(home: Path) -> duckdb.DuckDBPyConnection:
-    con = connect(home / WAREHOUSE_FILE)
+    try:
+        con = connect(home / WAREHOUSE_FILE)
+    except duckdb.IOException as exc:
+        if "lock" not in str(exc).lower():
+            raise
+        # DuckDB takes one writing process per file: name the conflict instead of DuckDB's message
+        raise RunBusy(f"{home / WAREHOUSE_FILE} is being written by another process: {exc}") from None
     ensure_schema(con)
     return con
 

@@ -167,6 +167,70 @@ CREATE TABLE IF NOT EXISTS allocation.cost_split (
 """
 
 
+# Month lifecycle (open -> closed -> issued), issued statements and restatements of issued months, publishes.
+_LIFECYCLE_DDL = """
+CREATE SCHEMA IF NOT EXISTS chargeback;
+CREATE TABLE IF NOT EXISTS meta.months (
+    billing_month DATE NOT NULL,
+    state VARCHAR NOT NULL,
+    closes_on DATE NOT NULL,
+    closed_at TIMESTAMPTZ,
+    issued_at TIMESTAMPTZ
+);
+CREATE TABLE IF NOT EXISTS meta.locked_rates (
+    billing_month DATE NOT NULL,
+    currency VARCHAR NOT NULL,
+    reporting_currency VARCHAR NOT NULL,
+    rate DECIMAL(38, 18) NOT NULL,
+    rate_date DATE,
+    rate_source VARCHAR
+);
+CREATE TABLE IF NOT EXISTS meta.publishes (
+    published_at TIMESTAMPTZ NOT NULL,
+    path VARCHAR NOT NULL,
+    published_rows BIGINT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chargeback.statements (
+    billing_month DATE NOT NULL,
+    version INTEGER NOT NULL,
+    issued_at TIMESTAMPTZ NOT NULL,
+    content_sha256 VARCHAR NOT NULL,
+    teams BIGINT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chargeback.statement_lines (
+    billing_month DATE NOT NULL,
+    version INTEGER NOT NULL,
+    team VARCHAR NOT NULL,
+    currency VARCHAR,
+    run_cost DECIMAL(38, 10) NOT NULL,
+    idle_allocated_cost DECIMAL(38, 10) NOT NULL,
+    idle_unallocated_cost DECIMAL(38, 10) NOT NULL,
+    checkpoint_storage_cost DECIMAL(38, 10) NOT NULL,
+    egress_cost DECIMAL(38, 10) NOT NULL,
+    other_cost DECIMAL(38, 10) NOT NULL,
+    total_cost DECIMAL(38, 10) NOT NULL,
+    billed_cost DECIMAL(38, 10) NOT NULL,
+    gpu_hours DOUBLE NOT NULL,
+    failed_run_cost DECIMAL(38, 10) NOT NULL,
+    completed_runs BIGINT NOT NULL,
+    reporting_currency VARCHAR,
+    exchange_rate DECIMAL(38, 18),
+    total_cost_reporting DECIMAL(38, 10)
+);
+CREATE TABLE IF NOT EXISTS chargeback.adjustments (
+    billing_month DATE NOT NULL,
+    statement_version INTEGER NOT NULL,
+    team VARCHAR NOT NULL,
+    currency VARCHAR,
+    issued_total DECIMAL(38, 10) NOT NULL,
+    restated_total DECIMAL(38, 10) NOT NULL,
+    adjustment DECIMAL(38, 10) NOT NULL,
+    applies_to_month DATE NOT NULL,
+    detected_at TIMESTAMPTZ NOT NULL
+);
+"""
+
+
 def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """Open the warehouse with the settings every run relies on (UTC, bounded memory, spilling)."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -222,6 +286,7 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     """Create the warehouse tables if missing and refresh the reference tables from ``models``."""
     con.execute(_META_DDL)
     con.execute(_ALLOCATION_DDL)
+    con.execute(_LIFECYCLE_DDL)
     con.execute(focus_costs_ddl())
     # Warehouses created before a custom column existed gain it (always nullable: old rows have no value).
     for column in focus.CUSTOM_COLUMNS:

@@ -8,6 +8,7 @@ import json
 import re
 from collections.abc import Iterator
 from contextlib import closing
+from datetime import UTC, datetime
 from pathlib import Path
 
 from dagster import (
@@ -16,30 +17,48 @@ from dagster import (
     AssetCheckSpec,
     AssetExecutionContext,
     AssetSpec,
+    Backoff,
     ConfigurableResource,
+    DagsterRunStatus,
+    DefaultScheduleStatus,
+    DefaultSensorStatus,
     Definitions,
+    Failure,
     MaterializeResult,
     MonthlyPartitionsDefinition,
     MultiPartitionKey,
     MultiPartitionsDefinition,
+    OpExecutionContext,
+    Output,
+    RetryPolicy,
     RunRequest,
+    RunStatusSensorContext,
+    ScheduleDefinition,
     SensorDefinition,
     SensorEvaluationContext,
     SensorResult,
+    SkipReason,
     StaticPartitionsDefinition,
     asset,
     define_asset_job,
+    job,
     multi_asset,
+    op,
+    run_status_sensor,
     sensor,
 )
 from pydantic import Field
 
 from connectors.ledger import read_ledger
-from connectors.sync import remote_sources, sync_source
+from connectors.sync import SyncBusy, remote_sources, sync_source
 from gpuledger.allocate import audit_failures
 from gpuledger.checks import run_checks
+from gpuledger.errors import GpuledgerError
+from gpuledger.freshness import STALE_AFTER_HOURS, stale_sources
 from gpuledger.load import SliceTotal
+from gpuledger.months import lifecycle_now, refreshable_months, update_months
 from gpuledger.pipeline import allocate, load_month, open_warehouse, resolve_home
+from gpuledger.publish import publish
 from gpuledger.sqlfiles import load_sql
 from models.config import load_config
 
@@ -200,35 +219,172 @@ def allocation_and_showback(
     )
 
 
+@asset(
+    key=["chargeback", "months"],
+    deps=[SHOWBACK_KEYS[0]],
+    op_tags=WAREHOUSE_TAGS,
+    description="Billing months and their state (open, closed with locked rates, issued), and the adjustments "
+    "restatements of issued months carry to the next statement.",
+)
+def chargeback_months(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
+    home = warehouse.resolved_home()
+    with closing(open_warehouse(home)) as con:
+        states = update_months(con, load_config(home).months, lifecycle_now())
+        adjustments = con.execute(
+            "SELECT strftime(billing_month, '%Y-%m'), team, currency, adjustment FROM chargeback.adjustments"
+            " ORDER BY ALL"
+        ).fetchall()
+    for month, team, currency, amount in adjustments:
+        context.log.warning(f"issued month {month} restated: {team} {amount} {currency} carried as an adjustment")
+    return MaterializeResult(
+        metadata={
+            "months": {m.month: f"{m.state} (closes {m.closes_on})" for m in states},
+            "adjustments": [f"{m} {t} {a} {c}" for m, t, c, a in adjustments],
+        }
+    )
+
+
+@asset(
+    key=["publish", "analyst_duckdb"],
+    deps=[chargeback_months],
+    op_tags=WAREHOUSE_TAGS,
+    check_specs=[
+        AssetCheckSpec(
+            "source_freshness",
+            asset=["publish", "analyst_duckdb"],
+            description=f"Every source delivered something new within {STALE_AFTER_HOURS} hours.",
+        )
+    ],
+    description="<home>/analyst.duckdb, rebuilt from the warehouse and swapped in atomically after every check "
+    "passed; FOCUS rows as Parquet under <home>/published/focus.",
+)
+def analyst_duckdb(
+    context: AssetExecutionContext, warehouse: WarehouseResource
+) -> Iterator[MaterializeResult | AssetCheckResult]:
+    home = warehouse.resolved_home()
+    with closing(open_warehouse(home)) as con:
+        result = publish(con, home)
+        stale = stale_sources(con, load_config(home).sources, datetime.now(UTC))  # real time, not the lifecycle's
+    context.log.info(f"published {result.path} ({sum(result.tables.values())} rows)")
+    yield MaterializeResult(metadata={"path": str(result.path), "parquet": str(result.parquet), "rows": result.tables})
+    yield AssetCheckResult(
+        check_name="source_freshness",
+        passed=not stale,
+        severity=AssetCheckSeverity.WARN,
+        metadata={"stale_sources": stale},
+    )
+
+
 focus_ingestion = define_asset_job("focus_ingestion", selection=[focus_costs])
+monthly_allocation = define_asset_job("monthly_allocation", selection=[allocation_and_showback])
+publishing = define_asset_job("publishing", selection=[chargeback_months, analyst_duckdb])
+# With one run at a time (dagster.yaml), queued runs start in the order requested: slices, split, publish.
+DOWNSTREAM_JOBS = [focus_ingestion, monthly_allocation, publishing]
+
+
+def downstream_requests(key: str, slices: list[tuple[str, str]]) -> list[RunRequest]:
+    """FOCUS runs for the (month, provider) ``slices``, then the split of their months, then one publish."""
+    months = sorted({month for month, _ in slices})
+    return [
+        *(
+            RunRequest(
+                run_key=f"{key}:focus:{m}:{p}", job_name="focus_ingestion", partition_key=ingestion_partition_key(m, p)
+            )
+            for m, p in sorted(slices)
+        ),
+        *(
+            RunRequest(run_key=f"{key}:allocation:{m}", job_name="monthly_allocation", partition_key=f"{m}-01")
+            for m in months
+        ),
+        RunRequest(run_key=f"{key}:publish", job_name="publishing"),
+    ]
 
 
 def delivery_sensor(source_name: str) -> SensorDefinition:
-    """Sync one remote source; each delivery it lands requests the FOCUS partition of its month and provider.
+    """Sync one remote source; each delivery it lands requests the FOCUS partition of its month and provider,
+    then that month's split and a publish.
 
     The cursor counts the source's ledger entries already turned into run requests, so a tick requests only
-    what landed since; the run key (source, version, period) keeps a delivery from being requested twice.
+    what landed since; the run keys (source, version, period) keep a delivery from being requested twice.
     """
 
     # Dagster names allow [A-Za-z0-9_] only
-    @sensor(name="deliveries_" + re.sub(r"\W", "_", source_name), job=focus_ingestion, minimum_interval_seconds=3600)
-    def deliveries(context: SensorEvaluationContext, warehouse: WarehouseResource) -> SensorResult:
+    @sensor(name="deliveries_" + re.sub(r"\W", "_", source_name), jobs=DOWNSTREAM_JOBS, minimum_interval_seconds=3600)
+    def deliveries(context: SensorEvaluationContext, warehouse: WarehouseResource) -> SensorResult | SkipReason:
         source = next(s for s in load_config(warehouse.resolved_home()).sources if s.name == source_name)
-        sync_source(source)
+        try:
+            sync_source(source)
+        except SyncBusy as busy:  # the nightly sync (or a CLI one) is landing it; the next tick reads its ledger
+            return SkipReason(str(busy))
         assert source.remote is not None
         entries = [e for e in read_ledger(source.remote.landing) if e.source == source.name]
         seen = int(json.loads(context.cursor or "0"))
-        requests = [
-            RunRequest(
-                run_key=f"{source.name}:{entry.version}:{entry.billing_period}",
-                partition_key=ingestion_partition_key(entry.billing_period, source.provider),
-            )
-            for entry in entries[seen:]
-            if entry.billing_period
-        ]
+        new = [e for e in entries[seen:] if e.billing_period]
+        key = f"{source.name}:" + ",".join(f"{e.version}:{e.billing_period}" for e in new)
+        requests = downstream_requests(key, [(str(e.billing_period), source.provider) for e in new]) if new else []
         return SensorResult(run_requests=requests, cursor=json.dumps(len(entries)))
 
     return deliveries
+
+
+@op(tags=WAREHOUSE_TAGS, retry_policy=RetryPolicy(max_retries=2, delay=300, backoff=Backoff.EXPONENTIAL))
+def sync_remote_sources(context: OpExecutionContext, warehouse: WarehouseResource) -> Output[None]:
+    """Sync every remote source; one failing source does not stop the others, but fails the run at the end."""
+    pulled: dict[str, list[str]] = {}
+    failed: dict[str, str] = {}
+    for source in remote_sources(load_config(warehouse.resolved_home()).sources):
+        try:
+            result = sync_source(source)
+        except GpuledgerError as exc:
+            context.log.error(f"{source.name}: {exc}")
+            failed[source.name] = str(exc)
+            continue
+        pulled[source.name] = [f"{p.billing_period} {p.version}" for p in result.pulled]
+        context.log.info(f"{source.name}: {len(result.pulled)} new deliveries, {len(result.unchanged)} unchanged")
+    if failed:
+        raise Failure(description=f"sync failed for {', '.join(failed)}", metadata={"errors": failed})
+    return Output(None, metadata={"pulled": pulled})
+
+
+@job(description="Land every remote source's new deliveries, then refresh the months still open (refresh sensors).")
+def nightly_sync() -> None:
+    sync_remote_sources()
+
+
+nightly = ScheduleDefinition(
+    name="nightly",
+    job=nightly_sync,
+    cron_schedule="0 2 * * *",  # a quiet hour; a sensor tick that finds the sync running skips to its next tick
+    execution_timezone="UTC",
+    default_status=DefaultScheduleStatus.RUNNING,
+)
+
+
+def refresh_requests(home: Path, run_id: str) -> list[RunRequest]:
+    """The nightly refresh: every provider with a source, for each month not closed yet, then split and publish.
+
+    Open months change every night even without a new delivery (telemetry grows, the provider restates)."""
+    config = load_config(home)
+    providers = sorted({s.provider for s in config.sources})
+    months = refreshable_months(config.months, lifecycle_now())
+    return downstream_requests(f"nightly:{run_id}", [(m, p) for m in months for p in providers])
+
+
+def refresh_sensor(status: DagsterRunStatus) -> SensorDefinition:
+    """After the nightly sync ends (``status``), refresh the open months; a failed source fails its sync run,
+    but the other sources' months are still refreshed."""
+
+    @run_status_sensor(
+        name=f"refresh_after_nightly_sync_{status.value.lower()}",
+        run_status=status,
+        monitored_jobs=[nightly_sync],
+        request_jobs=DOWNSTREAM_JOBS,
+        default_status=DefaultSensorStatus.RUNNING,
+    )
+    def refresh(context: RunStatusSensorContext, warehouse: WarehouseResource) -> list[RunRequest]:
+        return refresh_requests(warehouse.resolved_home(), context.dagster_run.run_id)
+
+    return refresh
 
 
 def _delivery_sensors() -> list[SensorDefinition]:
@@ -237,8 +393,9 @@ def _delivery_sensors() -> list[SensorDefinition]:
 
 
 defs = Definitions(
-    assets=[focus_costs, allocation_and_showback],
-    jobs=[focus_ingestion],
-    sensors=_delivery_sensors(),
+    assets=[focus_costs, allocation_and_showback, chargeback_months, analyst_duckdb],
+    jobs=[focus_ingestion, monthly_allocation, publishing, nightly_sync],
+    schedules=[nightly],
+    sensors=[*_delivery_sensors(), refresh_sensor(DagsterRunStatus.SUCCESS), refresh_sensor(DagsterRunStatus.FAILURE)],
     resources={"warehouse": WarehouseResource()},
 )

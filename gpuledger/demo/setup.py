@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import date, timedelta
+from decimal import Decimal
 from pathlib import Path
 
 from connectors.azure.exports import COMBINED_FORMAT
@@ -15,6 +17,7 @@ from models.config import CONFIG_FILE
 
 EXPORTS_FOLDER = "exports"
 TELEMETRY_FOLDER = "telemetry"
+RATES_FILE = "rates/eur_usd.csv"
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
@@ -36,9 +39,23 @@ def write_demo_home(home: Path) -> Path:
         # Names and paths come from our own generator; json-style quoting is valid TOML for them.
         lines.append(_table("[[sources]]", {"name": name, "format": fmt, "path": _relative(home, path)}))
     lines.append(_telemetry_toml(home, telemetry))
+    lines.append(_table("[reporting]", {"currency": "USD", "rates": _relative(home, _write_rates(home))}))
     config = home / CONFIG_FILE
     config.write_text("".join(lines), encoding="utf-8")
     return config
+
+
+def _write_rates(home: Path) -> Path:
+    """Daily EUR -> USD rates for the demo months: finance reports in USD, the Azure profile bills in EUR."""
+    path = home / RATES_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    start = date(2026, 10, 1)
+    rows = ["date,currency,rate"]
+    for day in range(61):  # 2026-10-01 .. 2026-11-30; a fixed wobble, so the month-end rate matters
+        rate = Decimal("1.0800") + Decimal(day % 7 - 3) / Decimal(1000)
+        rows.append(f"{start + timedelta(days=day)},EUR,{rate}")
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path
 
 
 def _relative(home: Path, path: Path) -> str:

@@ -1,6 +1,7 @@
 -- showback.team_month_reporting: team_month converted into the configured reporting currency, one row per
 -- (billing month, team, source currency) with the rate and its date stored beside the amounts. The rate is
--- the newest one dated on or before the month's last day; the reporting currency itself converts at 1.
+-- the newest one dated on or before the month's last day, or the one locked when the month closed
+-- (meta.locked_rates); the reporting currency itself converts at 1.
 -- Empty when no reporting currency is configured (sums across currencies are never made implicitly).
 
 WITH team_month AS (
@@ -11,15 +12,25 @@ reporting AS (
     SELECT currency AS reporting_currency FROM alloc.reporting
 ),
 
+locked AS (
+    SELECT * FROM meta.locked_rates
+),
+
 rated AS (
     SELECT
         t.*,
         r.reporting_currency,
-        CASE WHEN t.currency = r.reporting_currency THEN 1 ELSE x.rate END AS exchange_rate,
-        CASE WHEN t.currency = r.reporting_currency THEN NULL ELSE x.rate_date END AS rate_date,
-        x.source_file AS rate_source
+        CASE WHEN t.currency = r.reporting_currency THEN 1 ELSE coalesce(l.rate, x.rate) END AS exchange_rate,
+        CASE
+            WHEN t.currency = r.reporting_currency THEN NULL
+            WHEN l.rate IS NOT NULL THEN l.rate_date
+            ELSE x.rate_date
+        END AS rate_date,
+        CASE WHEN l.rate IS NOT NULL THEN l.rate_source ELSE x.source_file END AS rate_source
     FROM team_month AS t
     CROSS JOIN reporting AS r
+    LEFT JOIN locked AS l
+        ON l.billing_month = t.billing_month AND l.currency = t.currency AND l.reporting_currency = r.reporting_currency
     LEFT JOIN LATERAL (
         SELECT rate, rate_date, source_file
         FROM alloc.exchange_rates AS e

@@ -1,0 +1,200 @@
+"""The billing month lifecycle: open -> closed -> issued, and restatements of issued months as adjustments.
+
+A month is *open* while any provider with charges in it may still restate them (its finalization window,
+``[months] close_after_days``); then *closed*: its exchange rates to the reporting currency are locked with it
+(``meta.locked_rates``), so later rate files never change it. Issuing its chargeback stores the statement
+(``chargeback.statements`` and ``statement_lines``, versioned, with a content hash) and makes it *issued*.
+
+A restatement that reaches an issued month is loaded like any delivery (the warehouse keeps the truth), but
+the issued statement is never edited: the difference per team and currency is recorded in
+``chargeback.adjustments`` for the next statement to carry, and analysts see both (``views.statement_vs_current``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+
+import duckdb
+
+from gpuledger.errors import GpuledgerError
+from gpuledger.failpoints import failpoint
+from gpuledger.sqlfiles import load_sql
+from gpuledger.warehouse import transaction
+from models.config import MonthsConfig
+from models.focus import BILLING_MONTH_SQL
+
+OPEN, CLOSED, ISSUED = "open", "closed", "issued"
+NOW_ENV = "GPULEDGER_NOW"
+"""An ISO 8601 time to evaluate the month lifecycle at instead of the clock (tests, replays); never a default."""
+
+
+@dataclass(frozen=True)
+class MonthState:
+    month: str
+    """``YYYY-MM``."""
+    state: str
+    closes_on: date
+
+
+@dataclass(frozen=True)
+class Statement:
+    month: str
+    version: int
+    content_sha256: str
+    teams: int
+    new: bool
+    """False when the month's current figures equal its latest issued version (nothing was issued)."""
+
+
+def lifecycle_now() -> datetime:
+    """The clock, or ``$GPULEDGER_NOW``: months open, close and are refreshed relative to this time."""
+    value = os.environ.get(NOW_ENV)
+    if not value:
+        return datetime.now(UTC)
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise GpuledgerError(f"{NOW_ENV}={value!r} is not an ISO 8601 time") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def month_start(month: str) -> date:
+    return datetime.strptime(month, "%Y-%m").date()
+
+
+def next_month(start: date) -> date:
+    return date(start.year + start.month // 12, start.month % 12 + 1, 1)
+
+
+def closes_on(month: str, providers: list[str], config: MonthsConfig) -> date:
+    """The first day month ``YYYY-MM`` is final for every provider in ``providers``."""
+    longest = max((config.close_after_days[p] for p in providers), default=max(config.close_after_days.values()))
+    return next_month(month_start(month)) + timedelta(days=longest)
+
+
+def refreshable_months(config: MonthsConfig, now: datetime) -> list[str]:
+    """Months the nightly run refreshes: the current month and each earlier one still inside a close window."""
+    today = now.astimezone(UTC).date()
+    start = today.replace(day=1)
+    months = [start]
+    while True:
+        previous = (months[-1] - timedelta(days=1)).replace(day=1)
+        if closes_on(previous.strftime("%Y-%m"), list(config.close_after_days), config) <= today:
+            break
+        months.append(previous)
+    return sorted(m.strftime("%Y-%m") for m in months)
+
+
+def update_months(con: duckdb.DuckDBPyConnection, config: MonthsConfig, now: datetime) -> list[MonthState]:
+    """Record every billing month with charges; close those past their window (locking their rates); then
+    recompute the adjustments of issued months. One transaction."""
+    with transaction(con):
+        providers: dict[str, list[str]] = {}
+        by_period = load_sql("chargeback/month_providers.sql")
+        query = f"SELECT DISTINCT {BILLING_MONTH_SQL}, provider FROM ({by_period}) ORDER BY ALL"
+        for month, provider in con.execute(query).fetchall():
+            providers.setdefault(month, []).append(provider)
+        today = now.astimezone(UTC).date()
+        for month, present in sorted(providers.items()):
+            closing = closes_on(month, present, config)
+            start = month_start(month)
+            params = {"month": start, "closes_on": closing}
+            row = con.execute("SELECT state FROM meta.months WHERE billing_month = $month", {"month": start}).fetchone()
+            if row is None:
+                con.execute("INSERT INTO meta.months VALUES ($month, 'open', $closes_on, NULL, NULL)", params)
+            elif row[0] == OPEN:  # a provider seen for the first time in the month can move its close
+                con.execute("UPDATE meta.months SET closes_on = $closes_on WHERE billing_month = $month", params)
+            if (row is None or row[0] == OPEN) and today >= closing:
+                _close(con, start, now)
+        _record_adjustments(con, now)
+        failpoint("months:before-commit")
+    return month_states(con)
+
+
+def month_states(con: duckdb.DuckDBPyConnection) -> list[MonthState]:
+    rows = con.execute("SELECT billing_month, state, closes_on FROM meta.months ORDER BY 1").fetchall()
+    return [MonthState(m.strftime("%Y-%m"), state, closing) for m, state, closing in rows]
+
+
+def _close(con: duckdb.DuckDBPyConnection, month: date, now: datetime) -> None:
+    """Close the month and lock the rates its reporting-currency figures use now."""
+    con.execute(
+        "UPDATE meta.months SET state = 'closed', closed_at = $now WHERE billing_month = $month",
+        {"month": month, "now": now},
+    )
+    con.execute("DELETE FROM meta.locked_rates WHERE billing_month = $month", {"month": month})
+    con.execute(
+        "INSERT INTO meta.locked_rates SELECT DISTINCT billing_month, currency, reporting_currency, exchange_rate,"
+        " rate_date, rate_source FROM showback.team_month_reporting"
+        " WHERE billing_month = $month AND exchange_rate IS NOT NULL AND currency <> reporting_currency",
+        {"month": month},
+    )
+
+
+def issue_month(con: duckdb.DuckDBPyConnection, month: str, now: datetime) -> Statement:
+    """Issue the chargeback of closed month ``YYYY-MM``: a new statement version, unless the figures equal the
+    latest version's (then that version is returned and nothing changes). Issued versions are never edited."""
+    start = month_start(month)
+    with transaction(con):
+        row = con.execute(
+            "SELECT state, closes_on FROM meta.months WHERE billing_month = $month", {"month": start}
+        ).fetchone()
+        if row is None:
+            raise GpuledgerError(f"billing month {month} has no charges to issue")
+        if row[0] == OPEN:
+            raise GpuledgerError(f"billing month {month} is open until {row[1]}: it cannot be issued before it closes")
+        lines = con.execute(load_sql("chargeback/statement_lines.sql"), {"month": start}).fetchall()
+        digest = hashlib.sha256("\n".join(repr(line) for line in lines).encode()).hexdigest()
+        latest = con.execute(
+            "SELECT version, content_sha256, teams FROM chargeback.statements WHERE billing_month = $month"
+            " ORDER BY version DESC LIMIT 1",
+            {"month": start},
+        ).fetchone()
+        if latest is not None and latest[1] == digest:
+            return Statement(month, latest[0], digest, latest[2], new=False)
+        version = 1 if latest is None else latest[0] + 1
+        con.execute(
+            "INSERT INTO chargeback.statement_lines SELECT $month, $version, * EXCLUDE (billing_month) FROM ("
+            + load_sql("chargeback/statement_lines.sql")
+            + ")",
+            {"month": start, "version": version},
+        )
+        teams = len({line[1] for line in lines})
+        con.execute(
+            "INSERT INTO chargeback.statements VALUES ($month, $version, $now, $sha, $teams)",
+            {"month": start, "version": version, "now": now, "sha": digest, "teams": teams},
+        )
+        con.execute(
+            "UPDATE meta.months SET state = 'issued', issued_at = coalesce(issued_at, $now)"
+            " WHERE billing_month = $month",
+            {"month": start, "now": now},
+        )
+        _record_adjustments(con, now)
+    return Statement(month, version, digest, teams, new=True)
+
+
+def _record_adjustments(con: duckdb.DuckDBPyConnection, now: datetime) -> None:
+    """Make ``chargeback.adjustments`` the current differences to the issued statements, keeping when each
+    unchanged difference was first seen."""
+    con.execute("CREATE OR REPLACE TEMP TABLE current_adjustments AS " + load_sql("chargeback/adjustments.sql"))
+    same = (
+        "a.billing_month = n.billing_month AND a.statement_version = n.statement_version AND a.team = n.team"
+        " AND a.currency IS NOT DISTINCT FROM n.currency AND a.adjustment = n.adjustment"
+    )
+    con.execute(
+        "DELETE FROM chargeback.adjustments AS a"
+        f" WHERE NOT EXISTS (SELECT 1 FROM current_adjustments AS n WHERE {same})"
+    )
+    con.execute(
+        "UPDATE chargeback.adjustments AS a SET applies_to_month = n.applies_to_month FROM current_adjustments AS n"
+        f" WHERE {same}"
+    )
+    con.execute(
+        "INSERT INTO chargeback.adjustments SELECT n.*, $now FROM current_adjustments AS n"
+        f" WHERE NOT EXISTS (SELECT 1 FROM chargeback.adjustments AS a WHERE {same})",
+        {"now": now},
+    )
+    con.execute("DROP TABLE current_adjustments")
