@@ -1,17 +1,49 @@
-"""Shared fixtures: a fresh warehouse per test, and the official FOCUS validator."""
+"""Shared fixtures: a fresh warehouse per test, the demo home run once, and the official FOCUS validator."""
 
 from __future__ import annotations
 
+import io
+import os
+import shutil
 from collections.abc import Iterator
-from contextlib import closing
+from contextlib import closing, redirect_stdout
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from gpuledger import focus_validator as fv
+from gpuledger.cli import main
+from gpuledger.months import NOW_ENV
 from gpuledger.pipeline import open_warehouse
 from models.focus import FOCUS_COLUMN_NAMES
+
+TEST_NOW = "2026-12-02T03:00:00+00:00"
+"""The month lifecycle's clock in tests (subprocesses inherit it): the demo's October is closed, November open."""
+os.environ[NOW_ENV] = TEST_NOW
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """``gpuledger demo`` run once per session: its home and what it printed. Tests that change it use a copy."""
+    home = tmp_path_factory.mktemp("demo")
+    output = io.StringIO()
+    with redirect_stdout(output):
+        assert main(["demo", "--home", str(home)]) == 0
+    return home, output.getvalue()
+
+
+@pytest.fixture(scope="session")
+def demo_home(demo_run: tuple[Path, str]) -> Path:
+    return demo_run[0]
+
+
+@pytest.fixture
+def demo_copy(demo_home: Path, tmp_path: Path) -> Path:
+    """A private copy of the demo home, for tests that restate, corrupt or rerun it."""
+    copy = tmp_path / "demo"
+    shutil.copytree(demo_home, copy, symlinks=True, ignore=shutil.ignore_patterns("dagster"))
+    return copy
 
 
 @pytest.fixture(scope="session")

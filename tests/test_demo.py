@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import csv
 import gzip
-import io
 import json
 from collections import defaultdict
-from contextlib import redirect_stdout
 from decimal import Decimal
 from pathlib import Path
 
 import duckdb
 import polars as pl
-import pytest
 
 from gpuledger.cli import main
 from gpuledger.focus_validator import run_focus_validator
@@ -29,20 +26,6 @@ PUBLISHED_TABLES = (
     "showback.job_costs",
     "showback.idle_by_hour_of_week",
 )
-
-
-@pytest.fixture(scope="module")
-def demo_run(tmp_path_factory) -> tuple[Path, str]:
-    home = tmp_path_factory.mktemp("demo")
-    output = io.StringIO()
-    with redirect_stdout(output):
-        assert main(["demo", "--home", str(home)]) == 0
-    return home, output.getvalue()
-
-
-@pytest.fixture(scope="module")
-def demo_home(demo_run) -> Path:
-    return demo_run[0]
 
 
 def _snapshot(home: Path) -> dict[str, list[tuple[object, ...]]]:
@@ -196,7 +179,7 @@ def test_demo_ends_with_the_showback_summary_per_team(demo_run):
     summary = output.split("Showback per team", 1)[1]
     for team in ("llm-pretrain", "research", "vision", "speech", "unallocated"):
         assert f"2026-11  {team}" in summary
-    assert "showback.team_month" in output
+    assert "showback.team_month" in output and "analyst.duckdb (published for analysts; open it read-only)" in output
 
 
 def test_showback_totals_equal_focus_effective_cost_per_month_and_currency(demo_home):

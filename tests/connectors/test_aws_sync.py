@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import io
 import json
@@ -15,20 +16,21 @@ from pathlib import Path
 import boto3
 import pytest
 from conftest import focus_rows_below, slice_totals
-from dagster import build_sensor_context
+from dagster import SkipReason, build_schedule_context, build_sensor_context
 from fault_proxy import FaultProxy, fault_proxy
 from moto.server import ThreadedMotoServer
 
 from connectors.aws.sync import AwsExportConfig, sync_aws_export
 from connectors.ledger import LEDGER_FILE, read_ledger
 from connectors.progress import show_progress
+from connectors.sync import LOCK_FILE
 from gpuledger.cli import main
 from gpuledger.demo.aws_exports import DemoSource, write_demo_exports
 from gpuledger.errors import GpuledgerError, InputError, RemoteError
 from gpuledger.load import load_delivery
 from gpuledger.pipeline import deliveries_from_paths, discover, open_warehouse
 from models.config import SourceConfig
-from pipelines.definitions import WarehouseResource, delivery_sensor, ingestion_partition_key
+from pipelines.definitions import WarehouseResource, delivery_sensor, ingestion_partition_key, nightly, nightly_sync
 
 SECRET = "wJalrXUtnFEMI-gpuledger-test-secret-K7MDENG"
 
@@ -409,9 +411,41 @@ def test_delivery_sensor_requests_the_partitions_of_what_it_landed_once(s3, aws_
     sensor = delivery_sensor(cur2.name)
     resources = {"warehouse": WarehouseResource(home=str(home))}
     first = sensor(build_sensor_context(resources=resources))
-    assert [r.partition_key for r in first.run_requests] == [
+    assert [(r.job_name, r.partition_key) for r in first.run_requests] == [
+        ("focus_ingestion", ingestion_partition_key("2026-10", "aws")),
+        ("focus_ingestion", ingestion_partition_key("2026-11", "aws")),
+        ("monthly_allocation", "2026-10-01"),
+        ("monthly_allocation", "2026-11-01"),
+        ("publishing", None),
+    ]
+    assert len({r.run_key for r in first.run_requests}) == 5
+    again = sensor(build_sensor_context(cursor=first.cursor, resources=resources))
+    assert again.run_requests == [] and again.cursor == first.cursor
+
+
+def test_nightly_schedule_syncs_every_source_and_the_sensor_requests_what_landed(s3, aws_env, tmp_path):
+    cur2, home = _configured_cur2_home(s3, tmp_path)
+    (request,) = nightly.evaluate_tick(build_schedule_context()).run_requests
+    assert (nightly.job_name, nightly.execution_timezone, nightly.default_status.value) == (
+        "nightly_sync", "UTC", "RUNNING")  # fmt: skip
+    resources = {"warehouse": WarehouseResource(home=str(home))}
+    result = nightly_sync.execute_in_process(run_config=request.run_config, resources=resources)
+    assert result.success
+    assert [p.billing_period for p in read_ledger(home / "landing" / cur2.name)] == ["2026-10", "2026-11"]
+    tick = delivery_sensor(cur2.name)(build_sensor_context(resources=resources))
+    assert [r.partition_key for r in tick.run_requests if r.job_name == "focus_ingestion"] == [
         ingestion_partition_key("2026-10", "aws"),
         ingestion_partition_key("2026-11", "aws"),
     ]
-    again = sensor(build_sensor_context(cursor=first.cursor, resources=resources))
-    assert again.run_requests == [] and again.cursor == first.cursor
+
+
+def test_a_sensor_tick_during_a_sync_skips_instead_of_failing(s3, aws_env, tmp_path):
+    cur2, home = _configured_cur2_home(s3, tmp_path)
+    landing = home / "landing" / cur2.name
+    resources = {"warehouse": WarehouseResource(home=str(home))}
+    landing.mkdir(parents=True)
+    with open(landing / LOCK_FILE, "a+b") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        tick = delivery_sensor(cur2.name)(build_sensor_context(resources=resources))
+    assert isinstance(tick, SkipReason) and "another sync of it is running" in (tick.skip_message or "")
+    assert read_ledger(landing) == []
