@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 GPULEDGER_HOME ?= $(CURDIR)/.home
 export GPULEDGER_HOME
 
-.PHONY: install demo ui test lint lock clean install-validator validate-focus lock-validator install-prometheus install-azurite
+.PHONY: install demo ui test lint lock clean install-validator validate-focus lock-validator install-prometheus install-azurite install-pdf
 VALIDATOR_VENV := .venv-validator
 
 install: $(VENV)/.installed
@@ -16,7 +16,7 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $@
 
-demo: install
+demo: install install-pdf
 	$(BIN)/gpuledger demo --home "$(GPULEDGER_HOME)"
 
 # The Dagster UI on the project (asset graph, partitions, checks, schedule, sensors) at http://127.0.0.1:3000,
@@ -30,8 +30,14 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-test: install install-validator install-prometheus install-azurite lint
+test: install install-validator install-prometheus install-azurite install-pdf lint
 	$(BIN)/pytest
+
+# The chargeback PDF is rendered by WeasyPrint, which needs pango and a font (Debian packages; root to install).
+install-pdf:
+	@ldconfig -p | grep -q libpangoft2-1.0 && fc-list 2>/dev/null | grep -qi dejavu || { \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	    libpango-1.0-0 libpangoft2-1.0-0 fonts-dejavu-core fontconfig; }
 
 # The Prometheus connector's tests run a real Prometheus (Debian package; needs root to install).
 install-prometheus:
