@@ -7,7 +7,7 @@ The pipeline owns ``<home>/warehouse.duckdb``; analysts open ``<home>/analyst.du
 2. copies the published tables into a hidden temporary file beside it, in a fixed row order (a rerun on the
    same data gives identical tables), adds the analysts' views and the descriptions of every table and column;
 3. checks the copy against the warehouse (row counts, money per currency), then renames it over
-   ``analyst.duckdb``: an analyst connected to the old file keeps reading the old file until reconnecting,
+   ``analyst.duckdb``: an analyst connected to the old file keeps reading it until every connection to it closes,
    and never waits on the pipeline, nor the pipeline on them;
 4. writes the FOCUS rows as Parquet partitioned by provider and billing month beside it, swapped in by a
    symbolic link, for other engines.
