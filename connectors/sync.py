@@ -162,6 +162,26 @@ def _sync_azure_blob(source: SourceConfig, remote: RemoteConfig, month: str | No
     exports = cast(tuple[str, ...], options["exports"]) if "exports" in options else (str(options["export"]),)
     pulled: list[LedgerEntry] = []
     unchanged: list[str] = []
+    if not {"container", "directory"} <= set(options):  # with a scope: taken from the exports' definitions in ARM
+        from connectors.azure.costmanagement import sync_discovered_exports
+
+        results = sync_discovered_exports(
+            source.name,
+            str(options["scope"]),
+            exports,
+            remote.landing,
+            account_url=cast(str | None, options.get("account_url")),
+            connection_string_env=cast(str | None, options.get("connection_string_env")),
+            container=cast(str | None, options.get("container")),
+            directory=cast(str | None, options.get("directory")),
+            month=month,
+            backfill=backfill,
+            **_limits(remote),
+        )
+        for export, result in zip(exports, results, strict=True):
+            pulled += result.pulled
+            unchanged += [f"{export} {r}" for r in result.unchanged]
+        return _summary(source, pulled, unchanged)
     for export in exports:
         config = AzureExportConfig(
             name=source.name,

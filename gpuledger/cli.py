@@ -139,7 +139,9 @@ def _sync(args: argparse.Namespace) -> int:
         with show_progress(sys.stderr):
             result = sync_source(source, args.month, backfill=args.backfill)
         rows = [(p.billing_period or "-", p.version or "-", p.files, p.downloaded_bytes) for p in result.pulled]
-        print(f"{source.name}: {len(rows)} new deliver{'y' if len(rows) == 1 else 'ies'} -> {source.path}")
+        # a discovered destination (s3 discover, azure scope) is known from the landing only after a sync
+        landed = next(s.path for s in load_config(home).sources if s.name == source.name)
+        print(f"{source.name}: {len(rows)} new deliver{'y' if len(rows) == 1 else 'ies'} -> {landed}")
         if rows:
             print(_table(["period", "version", "files", "downloaded bytes"], rows))
         if result.unchanged:
@@ -150,7 +152,8 @@ def _sync(args: argparse.Namespace) -> int:
         if unmapped := [p for p in result.linked_projects if p not in config.allocation.account_teams]:
             print(f"  warning: linked project(s) with no team in [teams] accounts: {', '.join(unmapped)}")
     if not sources:
-        print("no remote sources configured ([sources.s3] or [sources.azure_blob] in gpuledger.toml)")
+        print("no remote sources configured ([sources.s3], [sources.azure_blob], [sources.azure_cost_details] or"
+              " [sources.bigquery] in gpuledger.toml)")  # fmt: skip
     return 0
 
 

@@ -222,9 +222,13 @@ def _remote(path: Path, where: str, landing: Path, fmt: str, kind: str, entry: d
         else:
             options[key] = value
     # discover = true reads the bucket (and prefix) from the export's definition in AWS: connectors.aws.discovery
-    missing = sorted(required - set(options) - ({"bucket"} if options.get("discover") is True else set()))
+    discovered = {"bucket"} if options.get("discover") is True else set()
+    if kind == "azure_blob" and "scope" in options:  # from the definition in ARM: connectors.azure.costmanagement
+        discovered = {"container", "directory"}
+    missing = sorted(required - set(options) - discovered)
     if missing:
-        raise InputError(path, f"{where}: {missing[0]!r} is required", column=f"{kind}.{missing[0]}")
+        hint = " (or set 'scope' to take it from the export's definition)" if kind == "azure_blob" else ""
+        raise InputError(path, f"{where}: {missing[0]!r} is required{hint}", column=f"{kind}.{missing[0]}")
     if kind == "s3":
         options.setdefault("export", str(entry["name"]))  # the report or export is usually named like the source
     if kind == "azure_cost_details":
@@ -256,8 +260,39 @@ def _export_folder(remote: RemoteConfig, fmt: str) -> Path:
     if remote.kind == "azure_cost_details":  # costmanagement.COST_DETAILS_FOLDER: one export folder per metric
         metric = {"azure-actual": "ActualCost", "azure-amortized": "AmortizedCost"}.get(fmt)
         return remote.landing / "cost-details" / (metric or "")
+    if remote.kind == "azure_blob" and not {"container", "directory"} <= set(options):
+        return _discovered_azure_folder(remote, fmt)
     folder = remote.landing / str(options["container"]) / str(options["directory"]).strip("/")
     return folder if fmt == "azure-cost-details" else folder / str(options["export"])
+
+
+def _discovered_azure_folder(remote: RemoteConfig, fmt: str) -> Path:
+    """An Azure export folder whose container or directory comes from the export's definition in ARM.
+
+    As for a discovered AWS export, configuration loading does not call the cloud: the folder is the one the
+    newest landed run of the source's export(s) is in, the same mirror (``<landing>/<container>/<directory>``) an
+    explicit container and directory give. The ledger records each run's ``<directory>/<export>`` and manifest
+    blob name; the container is the landing folder holding that manifest. Before a first sync,
+    ``<landing>/<export>``: absent, so the run finds no delivery yet, as for any remote source not synced.
+    """
+    from connectors.ledger import read_ledger  # lazy: only discovered sources read the landing mirror's ledger
+
+    options = remote.options
+    names = options.get("exports", options.get("export"))
+    exports = tuple(map(str, names)) if isinstance(names, tuple) else (str(names),)
+    given = str(options.get("directory", "")).strip("/") if "directory" in options else None
+    containers = [str(options["container"])] if "container" in options else None
+    for entry in reversed(read_ledger(remote.landing)):
+        directory, _, export = entry.export.rpartition("/")
+        if entry.provider != "azure" or export not in exports or given not in (None, directory):
+            continue
+        if containers is None:
+            containers = sorted(p.name for p in remote.landing.iterdir() if p.is_dir() and p.name[:1] != ".")
+        for container in containers:
+            if (remote.landing / container / entry.manifest).is_file():
+                folder = remote.landing.joinpath(container, *directory.split("/") if directory else ())
+                return folder if fmt == "azure-cost-details" else folder / export
+    return remote.landing / str(exports[0])
 
 
 def _discovered_export_folder(remote: RemoteConfig, fmt: str) -> Path:

@@ -11,6 +11,10 @@ Every call goes through ``azure.mgmt.costmanagement.CostManagementClient`` (cred
    (:func:`connectors.azure.sync.sync_azure_export`'s ``accept_run``). A run is matched by its id (the history
    entry's name, the manifest's ``runInfo.runId``) or its manifest path (``manifestFile``); a run the history no
    longer lists is not pulled: land older months with ``--backfill``.
+   A source that leaves out ``container`` and/or ``directory`` takes them from the definition
+   (:func:`sync_discovered_exports`: ``deliveryInfo.destination.container`` and ``rootFolderPath``), provided
+   its storage account (``resourceId`` or ``storageAccount``) is the one ``account_url`` or the connection string
+   reaches; an export name ARM does not know is refused with the names ``exports.list`` finds at the scope.
 2. **Backfill**: ``exports.execute`` for one month, then the history is polled with backoff (bounded by
    :attr:`ArmSettings.max_wait`) until the new run is Completed; a Failed or Timeout run is an error.
 3. **Cost Details API** (``[sources.azure_cost_details]``): per month and metric,
@@ -34,13 +38,15 @@ from __future__ import annotations
 
 import calendar
 import hashlib
+import ipaddress
 import json
 import logging
+import os
 import re
 import shutil
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -56,6 +62,7 @@ from azure.core.exceptions import (
     DecodeError,
     HttpResponseError,
     IncompleteReadError,
+    ResourceNotFoundError,
     ServiceRequestError,
     ServiceResponseError,
 )
@@ -104,6 +111,7 @@ MAX_MONTHS_BACK = 12
 _FAILED_RUNS = {"failed", "timeout", "datanotavailable", "newdatanotavailable"}
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
+_STORAGE_ACCOUNT_ID = re.compile(r"/providers/microsoft\.storage/storageaccounts/([^/]+)", re.IGNORECASE)
 _TRANSFER_ERRORS = (ServiceResponseError, IncompleteReadError, DecodeError)
 
 
@@ -201,27 +209,205 @@ def sync_export_with_history(
     directory, _, export_name = config.export_path.strip("/").rpartition("/")
     where = f"Azure export {export_name!r} at {scope.strip('/')}"
     with _arm_errors(where, arm), _client(arm, credential) as client:
-        _check_destination(client, scope, export_name, config.container, directory, where)
-        if backfill:
-            if month is None:
-                raise InputError(where, "--backfill needs --month YYYY-MM", column="month")
-            _run_export(client, scope, export_name, month, arm, where)
-        completed = _completed_runs(client, scope, export_name, config.container, where)
-    return sync_azure_export(config, landing_dir, month=month, credential=credential, accept_run=completed.accepts)
+        destination = _destination(client, scope, export_name, where)
+        _check_configured(destination, config.container, directory, where)
+        accept = _history_filter(client, config, scope, export_name, month, backfill, arm, where)
+    return sync_azure_export(config, landing_dir, month=month, credential=credential, accept_run=accept)
 
 
-def _check_destination(
-    client: CostManagementClient, scope: str, export_name: str, container: str, directory: str, where: str
-) -> None:
-    export = client.exports.get(_scope_path(scope), export_name)
-    destination = export.delivery_info.destination if export.delivery_info else None
-    remote_container = str(destination.container if destination else "")
-    remote_root = str((destination.root_folder_path if destination else None) or "").strip("/")
-    if remote_container != container or remote_root != directory.strip("/"):
+@dataclass(frozen=True)
+class ExportDestination:
+    """Where an export delivers, as its definition in ARM says (``properties.deliveryInfo.destination``)."""
+
+    export: str
+    container: str
+    directory: str
+    """``rootFolderPath`` without leading or trailing slashes (empty: the container's root)."""
+    storage_account: str | None
+    """The account named by ``resourceId`` (``.../storageAccounts/<name>``) or ``storageAccount``; None if neither."""
+
+    @property
+    def export_path(self) -> str:
+        """``<directory>/<export>``: :attr:`AzureExportConfig.export_path`."""
+        return f"{self.directory}/{self.export}".strip("/")
+
+
+def sync_discovered_exports(
+    source: str,
+    scope: str,
+    exports: Sequence[str],
+    landing_dir: Path,
+    *,
+    account_url: str | None = None,
+    connection_string_env: str | None = None,
+    container: str | None = None,
+    directory: str | None = None,
+    month: str | None = None,
+    backfill: bool = False,
+    arm: ArmSettings | None = None,
+    credential: TokenCredential | None = None,
+    **limits: int,
+) -> tuple[SyncResult, ...]:
+    """:func:`sync_export_with_history` for exports whose container and directory come from their definitions.
+
+    A ``container`` or ``directory`` also given must agree with the definition, whose storage account must be the
+    one ``account_url`` or the connection string reaches (else the definition would vouch for another account's
+    blobs); the exports of one source (an ActualCost/AmortizedCost pair) must deliver to one folder. Every
+    definition and run history is read (and backfills run) before Blob is listed; one result per export, in order.
+    ``limits`` are :class:`AzureExportConfig`'s.
+    """
+    arm = arm or ArmSettings()
+    _check_scope(f"Azure source {source!r}", scope)
+    account = _configured_account(source, account_url, connection_string_env)
+    plans: list[tuple[AzureExportConfig, Callable[[str, RunManifest], bool]]] = []
+    first: ExportDestination | None = None
+    with _arm_errors(f"Azure source {source!r} at {scope.strip('/')}", arm), _client(arm, credential) as client:
+        for export in exports:
+            where = f"Azure export {export!r} at {scope.strip('/')}"
+            with _arm_errors(where, arm):
+                destination = _destination(client, scope, export, where)
+                _check_configured(destination, container, directory, where)
+                _check_account(destination, account, where)
+                if first is not None and (first.container, first.directory) != (
+                    destination.container,
+                    destination.directory,
+                ):
+                    raise RemoteError(
+                        f"{where}: delivers to {destination.container}/{destination.directory}, but {first.export!r}"
+                        f" to {first.container}/{first.directory}: the exports of one source must share a folder"
+                    )
+                first = first or destination
+                log.info("%s: ARM says the export delivers to %s/%s in storage account %s", where,
+                         destination.container, destination.directory, destination.storage_account)  # fmt: skip
+                config = AzureExportConfig(
+                    name=source,
+                    container=destination.container,
+                    export_path=destination.export_path,
+                    account_url=account_url,
+                    connection_string_env=connection_string_env,
+                    **limits,
+                )
+                plans.append((config, _history_filter(client, config, scope, export, month, backfill, arm, where)))
+    return tuple(
+        sync_azure_export(config, landing_dir, month=month, credential=credential, accept_run=accept)
+        for config, accept in plans
+    )
+
+
+def _history_filter(
+    client: CostManagementClient,
+    config: AzureExportConfig,
+    scope: str,
+    export_name: str,
+    month: str | None,
+    backfill: bool,
+    arm: ArmSettings,
+    where: str,
+) -> Callable[[str, RunManifest], bool]:
+    """With ``backfill``, run ``month`` first; then the filter accepting the runs the history reports Completed."""
+    if backfill:
+        if month is None:
+            raise InputError(where, "--backfill needs --month YYYY-MM", column="month")
+        _run_export(client, scope, export_name, month, arm, where)
+    return _completed_runs(client, scope, export_name, config.container, where).accepts
+
+
+def _destination(client: CostManagementClient, scope: str, export_name: str, where: str) -> ExportDestination:
+    """The export's storage destination; an export ARM does not know is refused with the names it lists."""
+    try:
+        export = client.exports.get(_scope_path(scope), export_name)
+    except ResourceNotFoundError:
+        found = client.exports.list(_scope_path(scope)).value or []
+        names = ", ".join(sorted(str(e.name) for e in found if e.name)) or "none"
         raise RemoteError(
-            f"{where}: ARM says the export delivers to {remote_container}/{remote_root}, but the source is configured"
-            f" for {container}/{directory.strip('/')}: fix container/directory in gpuledger.toml"
+            f"{where}: Cost Management has no export of that name at the scope (exports there: {names}):"
+            " fix the export name in gpuledger.toml"
+        ) from None
+    destination = export.delivery_info.destination if export.delivery_info else None
+    if destination is None or not destination.container:
+        raise RemoteError(f"{where}: ARM gives no storage container for the export's destination")
+    match = _STORAGE_ACCOUNT_ID.search(str(destination.resource_id or ""))
+    account = match.group(1) if match else (str(destination.storage_account or "") or None)
+    return ExportDestination(
+        export=export_name,
+        container=str(destination.container),
+        directory=str(destination.root_folder_path or "").strip("/"),
+        storage_account=account.lower() if account else None,
+    )
+
+
+def _check_configured(destination: ExportDestination, container: str | None, directory: str | None, where: str) -> None:
+    """A container or directory the source also gives must be the definition's (None: not given)."""
+    given = {"container": container, "directory": None if directory is None else directory.strip("/")}
+    wrong = [key for key, value in given.items() if value is not None and value != getattr(destination, key)]
+    if wrong:
+        configured = "/".join(given[key] or getattr(destination, key) for key in ("container", "directory"))
+        raise RemoteError(
+            f"{where}: ARM says the export delivers to {destination.container}/{destination.directory}, but the"
+            f" source is configured for {configured}: fix {' and '.join(wrong)} in gpuledger.toml (or leave"
+            " container and directory out to take them from ARM)"
         )
+
+
+def _check_account(destination: ExportDestination, account: str | None, where: str) -> None:
+    """The definition's storage account must be the configured one; both must be known to follow the definition."""
+    if destination.storage_account is None:
+        raise RemoteError(
+            f"{where}: ARM names no storage account for the export's destination (neither resourceId nor"
+            " storageAccount), so its container cannot be matched to account_url: set container and directory"
+        )
+    if account is None:
+        raise RemoteError(
+            f"{where}: the storage account behind account_url or the connection string cannot be told, so the"
+            f" export's account {destination.storage_account!r} cannot be checked: set container and directory"
+        )
+    if account != destination.storage_account:
+        raise RemoteError(
+            f"{where}: the export delivers to storage account {destination.storage_account!r}, but the source"
+            f" reads account {account!r}: fix account_url or connection_string_env"
+        )
+
+
+def _configured_account(source: str, account_url: str | None, connection_string_env: str | None) -> str | None:
+    """The storage account ``account_url`` or the connection string reaches (lower case); None if it cannot be told.
+
+    Never puts the connection string in an error: only the variable's name.
+    """
+    if account_url is not None:
+        return _url_account(account_url)
+    if connection_string_env is None:
+        return None
+    connection_string = os.environ.get(connection_string_env)
+    if not connection_string:
+        raise RemoteError(
+            f"Azure source {source!r}: environment variable {connection_string_env} (the storage connection"
+            " string) is not set"
+        )
+    settings = {
+        key.strip().lower(): value.strip()
+        for key, _, value in (part.partition("=") for part in connection_string.split(";"))
+        if value
+    }
+    if settings.get("accountname"):
+        return settings["accountname"].lower()
+    if settings.get("usedevelopmentstorage", "").lower() == "true":
+        return "devstoreaccount1"  # the emulator's well-known account
+    return _url_account(settings["blobendpoint"]) if settings.get("blobendpoint") else None
+
+
+def _url_account(url: str) -> str | None:
+    """``https://<account>.blob.core.windows.net`` (any cloud, privatelink too) or an emulator's
+    ``http://<host>:<port>/<account>``; None for a custom domain."""
+    parts = urlparse(url)
+    host = (parts.hostname or "").lower()
+    labels = host.split(".")
+    if len(labels) > 2 and "blob" in labels[1:]:
+        return labels[0]
+    with suppress(ValueError):
+        ipaddress.ip_address(host)
+        host = "emulator"  # an IP address: the account is the path's first segment
+    segment = parts.path.strip("/").split("/")[0]
+    return segment.lower() if "." not in host and segment else None
 
 
 def _completed_runs(

@@ -4,7 +4,9 @@ It answers the calls ``azure-mgmt-costmanagement`` 5.0.0 (api-version ``2025-03-
 ``connectors.azure.costmanagement``, with the JSON shapes of the REST reference:
 
 - ``GET {scope}/providers/Microsoft.CostManagement/exports/{name}``: the export resource (``properties.deliveryInfo
-  .destination`` with ``container`` and ``rootFolderPath``);
+  .destination`` with ``type``, ``resourceId`` -- the storage account's -- or, for a destination reached with a SAS
+  token, ``storageAccount`` instead, ``container`` and ``rootFolderPath``); 404 ``ExportNotFound`` for another name;
+- ``GET {scope}/providers/Microsoft.CostManagement/exports``: ``{"value": [Export]}``, every export at the scope;
 - ``GET .../exports/{name}/runHistory``: ``{"value": [ExportRun]}``, each ``{"id", "name": <run id>,
   "properties": {"executionType", "status", "submittedTime", "startDate", "manifestFile", "error"}}``;
 - ``POST .../exports/{name}/run``: 200 without a body; the ``timePeriod`` sent is recorded and a new OnDemand run
@@ -51,6 +53,7 @@ API_VERSION = "2025-03-01"
 _CM = r"/providers/microsoft\.costmanagement"
 _CM_NAME = "/providers/Microsoft.CostManagement"
 _ROUTES = (
+    ("GET", re.compile(rf"^/(?P<scope>.+){_CM}/exports$"), "_list"),
     ("GET", re.compile(rf"^/(?P<scope>.+){_CM}/exports/(?P<name>[^/]+)$"), "_export"),
     ("GET", re.compile(rf"^/(?P<scope>.+){_CM}/exports/(?P<name>[^/]+)/runhistory$"), "_history"),
     ("POST", re.compile(rf"^/(?P<scope>.+){_CM}/exports/(?P<name>[^/]+)/run$"), "_execute"),
@@ -111,9 +114,26 @@ class ArmStub:
         self._server.shutdown()
         self._server.server_close()
 
-    def add_export(self, scope: str, name: str, container: str, root: str, *, kind: str = "ActualCost") -> None:
-        """An export delivering to ``container/root`` (runs: :meth:`add_run`)."""
+    def add_export(
+        self,
+        scope: str,
+        name: str,
+        container: str,
+        root: str,
+        *,
+        kind: str = "ActualCost",
+        account: str = "helioscost",
+        by_resource_id: bool = True,
+    ) -> None:
+        """An export delivering to ``container/root`` in storage ``account`` (runs: :meth:`add_run`).
+
+        ``by_resource_id=False``: the destination names the account in ``storageAccount`` (a SAS-token destination)
+        instead of the account's ``resourceId``.
+        """
         export_id = f"/{scope.strip('/')}{_CM_NAME}/exports/{name}"
+        account_id = (f"/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/finops"
+                      f"/providers/Microsoft.Storage/storageAccounts/{account}")  # fmt: skip
+        target = {"resourceId": account_id} if by_resource_id else {"storageAccount": account}
         self.exports[_key(scope, name)] = {
             "id": export_id,
             "name": name,
@@ -128,8 +148,7 @@ class ArmStub:
                 "deliveryInfo": {
                     "destination": {
                         "type": "AzureBlob",
-                        "resourceId": "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/finops"
-                        "/providers/Microsoft.Storage/storageAccounts/helioscost",
+                        **target,
                         "container": container,
                         "rootFolderPath": root,
                     }
@@ -183,6 +202,11 @@ class ArmStub:
         self._failures.append((route, status, code, retry_after))
 
     # --- handlers: (status, body, headers) -------------------------------------------------------------------
+
+    def _list(self, groups: dict[str, str], body: Any) -> tuple[int, Any, dict[str, str]]:
+        prefix = f"{groups['scope'].strip('/')}/".lower()
+        return 200, {"value": [e for key, e in self.exports.items() if key.startswith(prefix)
+                               and "/" not in key[len(prefix):]]}, {}  # fmt: skip
 
     def _export(self, groups: dict[str, str], body: Any) -> tuple[int, Any, dict[str, str]]:
         export = self.exports.get(_key(groups["scope"], groups["name"]))

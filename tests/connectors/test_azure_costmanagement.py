@@ -24,13 +24,22 @@ from azure.storage.blob import BlobSasPermissions, ContainerClient, generate_blo
 from conftest import slice_totals
 from test_azure_sync import ACCOUNT, ACCOUNT_KEY, CONNECTION_ENV
 
-from connectors.azure.costmanagement import ArmSettings, CostDetailsConfig, sync_cost_details, sync_export_with_history
+from connectors.azure import costmanagement
+from connectors.azure.costmanagement import (
+    ArmSettings,
+    CostDetailsConfig,
+    sync_cost_details,
+    sync_discovered_exports,
+    sync_export_with_history,
+)
 from connectors.azure.exports import discover_export
 from connectors.azure.sync import AzureExportConfig
 from connectors.ledger import LEDGER_FILE, read_ledger
+from connectors.sync import LOCK_FILE
 from gpuledger.cli import main
 from gpuledger.demo.azure_exports import AzureDemoSource, write_azure_demo_exports
 from gpuledger.errors import InputError, RemoteError
+from gpuledger.pipeline import discover
 from models.config import load_config
 
 # Azurite, and a fresh container in it, from the Blob sync's tests (the connection string reaches the sync only
@@ -148,6 +157,194 @@ def test_backfill_runs_the_export_waits_for_completed_and_pulls_the_month(contai
     history_reads = [path for _, path in stub.requests if "/runHistory" in path]
     assert len(history_reads) == 1 + 4 + 1  # before execute, one per status, then the history filter
     assert written and (tmp_path / "landing" / container.container_name / written[0]).is_file()
+
+
+# --- the destination discovered from the export's definition ---------------------------------------------------------
+
+
+def discovered_home(home: Path, table: str, fmt: str = "azure-actual") -> Path:
+    """A gpuledger.toml whose azure_blob source names its export and scope but not where it delivers."""
+    home.mkdir(exist_ok=True)
+    (home / "gpuledger.toml").write_text(
+        f'[[sources]]\nname = "helios"\nformat = "{fmt}"\n[sources.azure_blob]\nscope = "{SUBSCRIPTION}"\n'
+        f'connection_string_env = "{CONNECTION_ENV}"\n{table}\n',
+        encoding="utf-8",
+    )
+    return home
+
+
+def sync_discovered(stub: ArmStub, landing: Path, exports: tuple[str, ...] = ("gpu-actual",), **kwargs: object):
+    return sync_discovered_exports(
+        "helios", SUBSCRIPTION, exports, landing, connection_string_env=CONNECTION_ENV, arm=arm(stub),
+        credential=StaticToken(stub.token), **kwargs,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def test_a_discovered_destination_syncs_the_same_files_as_an_explicit_one(container, stub, tmp_path, monkeypatch):
+    stub.add_export(SUBSCRIPTION, "gpu-actual", container.container_name, "/finops/", account=ACCOUNT)
+    good = upload_run(container, NOVEMBER, "run-ok", "2026-12-01T06:00:00Z", b"completed run")
+    upload_run(container, OCTOBER, "run-failed", "2026-12-02T06:00:00Z", b"failed run")
+    stub.add_run(SUBSCRIPTION, "gpu-actual", "run-ok", "Completed", manifest_file=f"{container.container_name}/{good}")
+    stub.add_run(SUBSCRIPTION, "gpu-actual", "run-failed", "Failed")
+    home = discovered_home(tmp_path / "home", 'export = "gpu-actual"')
+    (source,) = load_config(home).sources
+    assert source.remote is not None and "container" not in source.remote.options
+    landing = source.remote.landing
+    assert source.path == landing / "gpu-actual" and discover(source) == []  # not synced: no ARM call to load it
+    assert stub.requests == []
+
+    # Through `gpuledger sync`, with the ARM settings and token of the stub.
+    discovered = costmanagement.sync_discovered_exports
+    monkeypatch.setattr(costmanagement, "sync_discovered_exports", lambda *args, **kwargs: discovered(
+        *args, **kwargs, arm=arm(stub), credential=StaticToken(stub.token)))  # fmt: skip
+    assert main(["sync", "--home", str(home)]) == 0
+    explicit = tmp_path / "explicit"
+    by_hand = sync_export_with_history(
+        export_config(container), SUBSCRIPTION, explicit, arm=arm(stub), credential=StaticToken(stub.token)
+    )
+
+    assert [n for n in landed(landing) if n != LOCK_FILE] == landed(explicit) != [LEDGER_FILE]
+    for name in landed(explicit):
+        if name != LEDGER_FILE:
+            assert (landing / name).read_bytes() == (explicit / name).read_bytes()
+    assert (
+        [(e.export, e.manifest, e.version) for e in read_ledger(landing)]
+        == [(e.export, e.manifest, e.version) for e in read_ledger(explicit)]
+        == [("finops/gpu-actual", good, "run-ok")]
+    )
+    (source,) = load_config(home).sources  # the folder the newest landed run is in: the explicit source's
+    assert source.path == landing / container.container_name / "finops/gpu-actual"
+    assert source.path.relative_to(landing) == by_hand.export_folder.relative_to(explicit)
+    assert [d.version for d in discover(source)] == ["run-ok"]
+    assert [p.split("?")[0].rsplit("/", 1)[-1] for _, p in stub.requests[:2]] == ["gpu-actual", "runHistory"]
+
+    # Synced again: the same mirror, nothing new.
+    result = sync_discovered(stub, landing)
+    assert [(r.export_folder, r.pulled, r.unchanged) for r in result] == [(source.path, (), (NOVEMBER,))]
+
+
+@pytest.mark.parametrize("discovered", [True, False], ids=["discovered", "explicit"])
+def test_an_export_arm_does_not_know_is_refused_with_the_names_at_the_scope(container, stub, tmp_path, discovered):
+    for name in ("gpu-amortized", "gpu-actual"):
+        stub.add_export(SUBSCRIPTION, name, container.container_name, "finops", account=ACCOUNT)
+    stub.add_export(f"{SUBSCRIPTION}/resourceGroups/ml", "ml-actual", container.container_name, "ml")
+    stub.add_export(SCOPE, "billing-actual", container.container_name, "billing")
+    with pytest.raises(RemoteError) as caught:
+        if discovered:
+            sync_discovered(stub, tmp_path / "landing", ("gpu-actul",))
+        else:
+            config = AzureExportConfig(
+                name="helios", container=container.container_name, export_path="finops/gpu-actul",
+                connection_string_env=CONNECTION_ENV,
+            )  # fmt: skip
+            sync_export_with_history(
+                config, SUBSCRIPTION, tmp_path / "landing", arm=arm(stub), credential=StaticToken(stub.token)
+            )
+    assert str(caught.value) == (
+        f"Azure export 'gpu-actul' at {SUBSCRIPTION}: Cost Management has no export of that name at the scope"
+        " (exports there: gpu-actual, gpu-amortized): fix the export name in gpuledger.toml"
+    )
+    assert caught.value.__cause__ is None
+    assert [p.split("?")[0].rsplit("/", 1)[-1] for _, p in stub.requests] == ["gpu-actul", "exports"]
+    assert not (tmp_path / "landing").exists()
+
+
+def test_a_configured_container_contradicting_the_definition_is_refused(container, stub, tmp_path):
+    stub.add_export(SUBSCRIPTION, "gpu-actual", container.container_name, "finops", account=ACCOUNT)
+    upload_run(container, NOVEMBER, "run-ok", "2026-12-01T06:00:00Z", b"data")
+    stub.add_run(SUBSCRIPTION, "gpu-actual", "run-ok", "Completed")
+    with pytest.raises(RemoteError) as caught:
+        sync_discovered(stub, tmp_path / "landing", container="exports-old")
+    assert str(caught.value) == (
+        f"Azure export 'gpu-actual' at {SUBSCRIPTION}: ARM says the export delivers to"
+        f" {container.container_name}/finops, but the source is configured for exports-old/finops: fix container in"
+        " gpuledger.toml (or leave container and directory out to take them from ARM)"
+    )
+    with pytest.raises(RemoteError, match=r"configured for .*/finance: fix directory"):
+        sync_discovered(stub, tmp_path / "landing", directory="finance/")
+    assert not (tmp_path / "landing").exists()
+    # The ones the definition gives are accepted, with or without slashes.
+    (result,) = sync_discovered(stub, tmp_path / "landing", container=container.container_name, directory="/finops")
+    assert [d.version for d in result.pulled] == ["run-ok"]
+
+
+def test_the_definition_storage_account_must_be_the_configured_one(container, stub, tmp_path, monkeypatch):
+    stub.add_export(SUBSCRIPTION, "gpu-actual", container.container_name, "finops")  # in account helioscost
+    with pytest.raises(RemoteError) as caught:
+        sync_discovered(stub, tmp_path / "landing")
+    assert str(caught.value) == (
+        f"Azure export 'gpu-actual' at {SUBSCRIPTION}: the export delivers to storage account 'helioscost', but the"
+        f" source reads account '{ACCOUNT}': fix account_url or connection_string_env"
+    )
+    assert [m for m, _ in stub.requests] == ["GET"]  # refused before the run history is read
+
+    # A SAS-token destination names its account in storageAccount; account_url gives the configured one.
+    stub.add_export(SUBSCRIPTION, "gpu-sas", container.container_name, "finops", account=ACCOUNT, by_resource_id=False)
+    export = stub.exports[f"{SUBSCRIPTION}/gpu-sas".lower()]
+    assert "resourceId" not in export["properties"]["deliveryInfo"]["destination"]
+    with pytest.raises(RemoteError, match="delivers to storage account 'devstoreaccount1', but the source reads"
+                       " account 'helioscost'"):  # fmt: skip
+        sync_discovered_exports(
+            "helios", SUBSCRIPTION, ("gpu-sas",), tmp_path / "landing", account_url="https://helioscost.blob.core.windows.net",
+            arm=arm(stub), credential=StaticToken(stub.token),
+        )  # fmt: skip
+    with pytest.raises(RemoteError, match="account behind account_url or the connection string cannot be told"):
+        sync_discovered_exports(
+            "helios", SUBSCRIPTION, ("gpu-sas",), tmp_path / "landing", account_url="https://costs.helios.example",
+            arm=arm(stub), credential=StaticToken(stub.token),
+        )  # fmt: skip
+    del export["properties"]["deliveryInfo"]["destination"]["storageAccount"]
+    with pytest.raises(RemoteError, match="ARM names no storage account for the export's destination"):
+        sync_discovered(stub, tmp_path / "landing", ("gpu-sas",))
+    monkeypatch.delenv(CONNECTION_ENV)
+    with pytest.raises(RemoteError, match=f"environment variable {CONNECTION_ENV} .* is not set"):
+        sync_discovered(stub, tmp_path / "landing", ("gpu-sas",))
+    assert not (tmp_path / "landing").exists()
+
+
+@pytest.mark.parametrize(
+    ("url", "account"),
+    [
+        ("https://helioscost.blob.core.windows.net", "helioscost"),
+        ("https://HeliosCost.blob.core.windows.net/", "helioscost"),
+        ("https://helioscost.privatelink.blob.core.windows.net", "helioscost"),
+        ("https://helioscost.blob.core.chinacloudapi.cn", "helioscost"),
+        ("http://127.0.0.1:10000/devstoreaccount1", "devstoreaccount1"),
+        ("http://azurite:10000/devstoreaccount1", "devstoreaccount1"),
+        ("https://costs.helios.example", None),
+        ("https://costs.helios.example/exports", None),
+    ],
+)
+def test_the_storage_account_of_an_account_url(url, account):
+    assert costmanagement._configured_account("helios", url, None) == account
+
+
+def test_the_exports_of_a_pair_must_deliver_to_one_folder(container, stub, tmp_path):
+    stub.add_export(SUBSCRIPTION, "gpu-actual", container.container_name, "finops", account=ACCOUNT)
+    stub.add_export(SUBSCRIPTION, "gpu-amortized", container.container_name, "finops-amortized", account=ACCOUNT,
+                    kind="AmortizedCost")  # fmt: skip
+    with pytest.raises(RemoteError) as caught:
+        sync_discovered(stub, tmp_path / "landing", ("gpu-actual", "gpu-amortized"))
+    assert str(caught.value) == (
+        f"Azure export 'gpu-amortized' at {SUBSCRIPTION}: delivers to {container.container_name}/finops-amortized,"
+        f" but 'gpu-actual' to {container.container_name}/finops: the exports of one source must share a folder"
+    )
+
+
+def test_container_and_directory_are_optional_only_with_a_scope(tmp_path):
+    home = discovered_home(tmp_path / "a", 'exports = ["gpu-actual", "gpu-amortized"]', "azure-cost-details")
+    (source,) = load_config(home).sources
+    assert source.path == home / "landing/helios/gpu-actual"  # absent until a first sync
+    home = discovered_home(tmp_path / "b", 'export = "gpu-actual"\ncontainer = "exports"')
+    (source,) = load_config(home).sources
+    assert source.remote is not None and source.remote.options["container"] == "exports"
+    assert source.path == home / "landing/helios/gpu-actual"
+    blob = 'export = "gpu-actual"\nconnection_string_env = "X"'
+    for table, key in ((f'directory = "finops"\n{blob}', "container"), (f'container = "exports"\n{blob}', "directory")):
+        with pytest.raises(InputError) as caught:
+            load_config(write_config(tmp_path / key, "azure-actual", "azure_blob", table))
+        assert f"{key!r} is required (or set 'scope' to take it from the export's definition)" in str(caught.value)
+        assert caught.value.column == f"azure_blob.{key}"
 
 
 @pytest.mark.parametrize("status", ["Failed", "Timeout"])
