@@ -39,7 +39,7 @@ import ssl
 import threading
 import uuid
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -48,6 +48,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+from stub_server import StubServer
 
 API_VERSION = "2025-03-01"
 _CM = r"/providers/microsoft\.costmanagement"
@@ -65,7 +66,7 @@ ReportBlobs = Callable[[str, str, str], list[tuple[str, int]]]
 """(metric, start, end) -> [(SAS link, byte count)] of the report's blobs."""
 
 
-class ArmStub:
+class ArmStub(StubServer):
     """Start with ``with ArmStub(tmp_path) as stub``; point CostManagementClient at ``stub.url``."""
 
     def __init__(self, folder: Path) -> None:
@@ -96,23 +97,9 @@ class ArmStub:
         self._operations: dict[str, dict[str, Any]] = {}
         self._failures: list[tuple[str, int, str, str | None]] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(self.ca_file, folder / "arm-stub-key.pem")
-        self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"https://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> ArmStub:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._serve(_handler(self), tls=context)
 
     def add_export(
         self,

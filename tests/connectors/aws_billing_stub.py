@@ -24,8 +24,10 @@ import threading
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from stub_server import StubServer
 
 ACCOUNT = "012345678901"
 _SERVICES = {"AWSBillingAndCostManagementDataExports": "bcm-data-exports", "AWSOrigamiServiceGatewayService": "cur"}
@@ -49,7 +51,7 @@ class StubError(Exception):
         self.kind = kind
 
 
-class AwsBillingStub:
+class AwsBillingStub(StubServer):
     """Exports, their executions and CUR report definitions of one account; ``with AwsBillingStub() as stub``."""
 
     def __init__(self, *, page_size: int = 2) -> None:
@@ -62,20 +64,7 @@ class AwsBillingStub:
         self._reports: list[dict[str, Any]] = []
         self._failures: list[list[Any]] = []  # [operation, status, __type, times left]
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> AwsBillingStub:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._serve(_handler(self))
 
     def reset(self) -> None:
         with self._lock:

@@ -28,13 +28,14 @@ import threading
 import uuid
 from collections.abc import Sequence
 from decimal import Decimal
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import duckdb
 import pyarrow as pa
+from stub_server import StubServer
 
 _API = "/bigquery/v2"
 _MAX_QUERY = re.compile(r"MAX\(export_time\)", re.IGNORECASE)
@@ -48,7 +49,7 @@ _READ = (
 _STATUS = {400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED"}
 
 
-class BigQueryStub:
+class BigQueryStub(StubServer):
     """One project with one dataset of tables; start with ``with BigQueryStub(...) as stub`` and use ``stub.url``."""
 
     def __init__(self, project: str, dataset: str, *, page_size: int = 5000) -> None:
@@ -65,20 +66,10 @@ class BigQueryStub:
         self._jobs: dict[str, dict[str, Any]] = {}
         self._failures: list[tuple[int, str]] = []
         self._lock = threading.Lock()
-        self._server = HTTPServer(("127.0.0.1", 0), _handler(self))
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> BigQueryStub:
-        self._thread.start()
-        return self
+        self._serve(_handler(self))
 
     def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        super().__exit__(*exc)
         self._con.close()
 
     # -- test set-up ---------------------------------------------------------------------------

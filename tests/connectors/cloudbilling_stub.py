@@ -17,12 +17,13 @@ Every request's method, path and ``Authorization`` header are recorded.
 from __future__ import annotations
 
 import json
-import threading
 from dataclasses import dataclass, field
 from decimal import Decimal
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlparse
+
+from stub_server import StubServer
 
 _STATUS = {403: "PERMISSION_DENIED", 404: "NOT_FOUND", 400: "INVALID_ARGUMENT"}
 
@@ -47,7 +48,7 @@ class CatalogSku:
 
 
 @dataclass
-class CloudBillingStub:
+class CloudBillingStub(StubServer):
     """Billing accounts, their project links and the service catalog; ``with CloudBillingStub() as stub``."""
 
     page_size: int = 2
@@ -62,20 +63,7 @@ class CloudBillingStub:
     authorizations: list[str | None] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self._server = HTTPServer(("127.0.0.1", 0), _handler(self))
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> CloudBillingStub:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._serve(_handler(self))
 
     def add_account(self, account: str, display_name: str, projects: list[str], *, open_: bool = True) -> None:
         self.accounts[account] = {
