@@ -151,6 +151,23 @@ def test_changed_manifest_downloads_only_the_files_not_landed_yet(s3, bucket, tm
     assert read_ledger(landing) == [first, second]
 
 
+def test_overwrite_mode_report_replaces_the_same_keys_and_is_pulled_again(s3, bucket, tmp_path, aws_env):
+    """OVERWRITE_REPORT versioning: every refresh writes the same keys (no assembly folder) and a new manifest."""
+    folder = "cur/helios/20261101-20261201"
+    key = f"{folder}/helios-1.csv.gz"
+    landing = tmp_path / "landing"
+    for assembly, body in (("a1", b"version-1"), ("a2", b"version-2")):  # same size, other bytes: only the ETag tells
+        s3.put_object(Bucket=bucket, Key=key, Body=body)
+        manifest = {"assemblyId": assembly, "account": "012345678901", "reportKeys": [key]}
+        s3.put_object(Bucket=bucket, Key=f"{folder}/helios-Manifest.json", Body=json.dumps(manifest).encode())
+        (delivery,) = sync_aws_export(_cur1(bucket), landing).pulled
+        assert (delivery.version, delivery.downloaded_files) == (assembly, 1)
+        assert (landing / key).read_bytes() == body
+        assert delivery.files[0].md5 == hashlib.md5(body).hexdigest()
+    assert [e.version for e in read_ledger(landing)] == ["a1", "a2"]
+    assert sync_aws_export(_cur1(bucket), landing).pulled == ()
+
+
 def test_data_folder_without_manifest_is_not_a_delivery(s3, bucket, tmp_path):
     s3.put_object(Bucket=bucket, Key="cur/helios/20261201-20270101/a1/helios-1.csv.gz", Body=b"partial")
     config = AwsExportConfig(name="cur2", bucket=bucket, prefix="cur", export="helios", kind="data-export")
