@@ -3,7 +3,8 @@
 A month is *open* while any provider with charges in it may still restate them (its finalization window,
 ``[months] close_after_days``); then *closed*: its exchange rates to the reporting currency are locked with it
 (``meta.locked_rates``), so later rate files never change it. Issuing its chargeback stores the statement
-(``chargeback.statements`` and ``statement_lines``, versioned, with a content hash) and makes it *issued*.
+(``chargeback.statements`` with its whole data, see ``gpuledger.reports.statement``, and ``statement_lines``;
+versioned, with a content hash) and makes it *issued*.
 
 A restatement that reaches an issued month is loaded like any delivery (the warehouse keeps the truth), but
 the issued statement is never edited: the difference per team and currency is recorded in
@@ -12,7 +13,7 @@ the issued statement is never edited: the difference per team and currency is re
 
 from __future__ import annotations
 
-import hashlib
+import json
 import os
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -21,6 +22,7 @@ import duckdb
 
 from gpuledger.errors import GpuledgerError
 from gpuledger.failpoints import failpoint
+from gpuledger.reports.statement import build_statement, canonical_json, content_sha256, figures
 from gpuledger.sqlfiles import load_sql
 from gpuledger.warehouse import transaction
 from models.config import MonthsConfig
@@ -147,15 +149,21 @@ def issue_month(con: duckdb.DuckDBPyConnection, month: str, now: datetime) -> St
         if row[0] == OPEN:
             raise GpuledgerError(f"billing month {month} is open until {row[1]}: it cannot be issued before it closes")
         lines = con.execute(load_sql("chargeback/statement_lines.sql"), {"month": start}).fetchall()
-        digest = hashlib.sha256("\n".join(repr(line) for line in lines).encode()).hexdigest()
         latest = con.execute(
-            "SELECT version, content_sha256, teams FROM chargeback.statements WHERE billing_month = $month"
-            " ORDER BY version DESC LIMIT 1",
+            "SELECT version, content_sha256, teams, issued_at, data FROM chargeback.statements"
+            " WHERE billing_month = $month ORDER BY version DESC LIMIT 1",
             {"month": start},
         ).fetchone()
-        if latest is not None and latest[1] == digest:
-            return Statement(month, latest[0], digest, latest[2], new=False)
+        previous = None
+        if latest is not None:
+            issued_at = latest[3].astimezone(UTC).isoformat()
+            previous = {"version": latest[0], "content_sha256": latest[1], "issued_at": issued_at}
         version = 1 if latest is None else latest[0] + 1
+        data = build_statement(con, month, version=version, issued_at=now, previous_version=previous)
+        # A version whose data was not stored (issued by an older gpuledger) cannot be rendered: issue anew.
+        if latest is not None and latest[4] is not None and figures(json.loads(latest[4])) == figures(data):
+            return Statement(month, latest[0], latest[1], latest[2], new=False)
+        digest = content_sha256(data)
         con.execute(
             "INSERT INTO chargeback.statement_lines SELECT $month, $version, * EXCLUDE (billing_month) FROM ("
             + load_sql("chargeback/statement_lines.sql")
@@ -164,8 +172,15 @@ def issue_month(con: duckdb.DuckDBPyConnection, month: str, now: datetime) -> St
         )
         teams = len({line[1] for line in lines})
         con.execute(
-            "INSERT INTO chargeback.statements VALUES ($month, $version, $now, $sha, $teams)",
-            {"month": start, "version": version, "now": now, "sha": digest, "teams": teams},
+            "INSERT INTO chargeback.statements VALUES ($month, $version, $now, $sha, $teams, $data)",
+            {
+                "month": start,
+                "version": version,
+                "now": now,
+                "sha": digest,
+                "teams": teams,
+                "data": canonical_json(data).decode("utf-8"),
+            },
         )
         con.execute(
             "UPDATE meta.months SET state = 'issued', issued_at = coalesce(issued_at, $now)"

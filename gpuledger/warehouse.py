@@ -195,7 +195,8 @@ CREATE TABLE IF NOT EXISTS chargeback.statements (
     version INTEGER NOT NULL,
     issued_at TIMESTAMPTZ NOT NULL,
     content_sha256 VARCHAR NOT NULL,
-    teams BIGINT NOT NULL
+    teams BIGINT NOT NULL,
+    data VARCHAR
 );
 CREATE TABLE IF NOT EXISTS chargeback.statement_lines (
     billing_month DATE NOT NULL,
@@ -292,6 +293,8 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     for column in focus.CUSTOM_COLUMNS:
         if column.nullable:
             con.execute(f"ALTER TABLE focus.cost_rows ADD COLUMN IF NOT EXISTS {column.name} {column.sql_type}")
+    # Statements issued before their data was stored gain the column (NULL: such a version cannot be rendered).
+    con.execute("ALTER TABLE chargeback.statements ADD COLUMN IF NOT EXISTS data VARCHAR")
     con.execute(_PUBLISHED_VIEW)
     replace_ref_table(
         con,

@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import gzip
-import io
-import json
-import shutil
-import uuid
 from contextlib import closing
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -15,6 +9,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from restatements import restate_october
 
 from gpuledger.cli import main
 from gpuledger.errors import GpuledgerError
@@ -23,7 +18,6 @@ from gpuledger.pipeline import open_warehouse
 from models.config import MonthsConfig
 
 NOW = datetime(2026, 12, 2, 3, tzinfo=UTC)  # tests/conftest.py pins the pipeline's clock to the same time
-OCTOBER = "exports/heliosfinops/cost-exports/helios-mca/helios-{}-cost/20261001-20261031"
 
 
 @pytest.mark.parametrize(
@@ -47,42 +41,6 @@ def test_a_month_closes_when_its_slowest_provider_is_final():
     assert closes_on("2026-12", ["gcp"], config) == date(2027, 1, 6)
 
 
-def _restate_october(home: Path, extra: Decimal) -> None:
-    """New ActualCost and AmortizedCost runs for October in which one on-demand charge costs ``extra`` more
-    (EUR): a provider restatement, consistent between the two datasets as Azure's are."""
-    runs = {name: next((home / OCTOBER.format(name)).iterdir()) for name in ("actual", "amortized")}
-    parts = {name: _csv_rows(run / "part_0_0001.csv.gz") for name, run in runs.items()}
-    header = parts["amortized"][0]
-    pricing, cost = header.index("pricingModel"), header.index("costInBillingCurrency")
-    actual_lines = {tuple(row) for row in parts["actual"][1:]}
-    line = next(row for row in parts["amortized"][1:] if row[pricing] == "OnDemand" and tuple(row) in actual_lines)
-    for name, rows in parts.items():
-        changed = [[*row[:cost], str(Decimal(row[cost]) + extra), *row[cost + 1 :]] if row == line else row
-                   for row in rows]  # fmt: skip
-        _write_run(runs[name], changed)
-
-
-def _csv_rows(part: Path) -> list[list[str]]:
-    return list(csv.reader(io.StringIO(gzip.decompress(part.read_bytes()).decode("utf-8-sig"))))
-
-
-def _write_run(old_run: Path, first_part: list[list[str]]) -> None:
-    """A later run of ``old_run``'s export: the same parts but the first one, and a manifest naming them."""
-    run_id = str(uuid.UUID(int=1))
-    new_run = old_run.parent / run_id
-    shutil.copytree(old_run, new_run)
-    out = io.StringIO()
-    csv.writer(out, lineterminator="\n").writerows(first_part)
-    (new_run / "part_0_0001.csv.gz").write_bytes(gzip.compress(out.getvalue().encode("utf-8")))
-    manifest = json.loads((new_run / "manifest.json").read_text())
-    manifest["runInfo"].update(runId=run_id, submittedTime="2026-11-20T06:00:00Z")
-    for blob in manifest["blobs"]:
-        blob["blobName"] = blob["blobName"].replace(old_run.name, run_id)
-        blob["byteCount"] = (new_run / Path(blob["blobName"]).name).stat().st_size
-    manifest["byteCount"] = sum(b["byteCount"] for b in manifest["blobs"])
-    (new_run / "manifest.json").write_text(json.dumps(manifest))
-
-
 def _rates(home: Path, eur_usd: str) -> None:
     lines = ["date,currency,rate", *(f"2026-{m}-{d:02d},EUR,{eur_usd}" for m in ("10", "11") for d in range(1, 31))]
     (home / "rates" / "eur_usd.csv").write_text("\n".join(lines) + "\n")
@@ -96,22 +54,25 @@ def _totals(con: duckdb.DuckDBPyConnection, table: str, where: str = "") -> dict
 
 def test_closed_month_is_issued_once_and_a_restatement_becomes_an_adjustment(demo_copy):
     with closing(open_warehouse(demo_copy)) as con:
+        # `gpuledger demo` issues its closed month (to write its reports): October is issued once, as version 1
         assert [(m.month, m.state, m.closes_on) for m in month_states(con)] == [
-            ("2026-10", "closed", date(2026, 11, 15)),
+            ("2026-10", "issued", date(2026, 11, 15)),
             ("2026-11", "open", date(2026, 12, 15)),
         ]
+        statements = con.execute("SELECT billing_month, version, issued_at FROM chargeback.statements").fetchall()
+        assert statements == [(date(2026, 10, 1), 1, NOW)]
         with pytest.raises(GpuledgerError, match="2026-11 is open until 2026-12-15"):
             issue_month(con, "2026-11", NOW)
         first = issue_month(con, "2026-10", NOW)
         again = issue_month(con, "2026-10", NOW)
         october = "WHERE billing_month = DATE '2026-10-01'"
         issued = _totals(con, "chargeback.statement_lines", october)
-        assert (first.version, first.new, again.version, again.new) == (1, True, 1, False)
+        assert (first.version, first.new, again.version, again.new) == (1, False, 1, False)
         assert again.content_sha256 == first.content_sha256
         assert issued == _totals(con, "showback.team_month", october) != {}
 
     extra = Decimal("1234.5600000000")
-    _restate_october(demo_copy, extra)
+    restate_october(demo_copy, extra)
     assert main(["run", "--home", str(demo_copy)]) == 0
 
     with closing(open_warehouse(demo_copy)) as con:

@@ -239,8 +239,9 @@ COMMENT ON COLUMN meta.deliveries.first_ingested_at IS 'When the delivery was fi
 COMMENT ON COLUMN chargeback.statements.billing_month IS 'First day of the billing month the statement is for (DATE).';
 COMMENT ON COLUMN chargeback.statements.version IS 'Statement version, 1 for the first issue; a reissue with changed figures adds the next.';
 COMMENT ON COLUMN chargeback.statements.issued_at IS 'When this version was issued (UTC).';
-COMMENT ON COLUMN chargeback.statements.content_sha256 IS 'SHA-256 of the version''s lines, proof they were never edited.';
+COMMENT ON COLUMN chargeback.statements.content_sha256 IS 'SHA-256 of the version''s data (its canonical JSON), proof it was never edited.';
 COMMENT ON COLUMN chargeback.statements.teams IS 'Number of teams with lines in this version.';
+COMMENT ON COLUMN chargeback.statements.data IS 'The whole statement as issued (canonical JSON, amounts as decimal strings): what gpuledger report renders; NULL for versions issued before it was stored.';
 
 -- chargeback.statement_lines: the figures as issued, per team and currency (costs are EffectiveCost in currency)
 COMMENT ON COLUMN chargeback.statement_lines.billing_month IS 'First day of the billing month (DATE).';
