@@ -1,0 +1,94 @@
+"""The statement as one self-contained HTML page: the company summary, then one section per team (a page each
+when printed). Rendered only from stored statement data, with autoescaping, inline SVG charts, no script and
+no external reference: the same data gives the same bytes."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from gpuledger.reports import charts, formatting
+from gpuledger.reports.statement import CATEGORIES, CATEGORY_LABELS, content_sha256
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+_ENV = Environment(
+    loader=FileSystemLoader(TEMPLATES),
+    autoescape=True,
+    undefined=StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+)
+_ENV.filters.update(
+    money=formatting.money,
+    hours=formatting.hours,
+    percent=formatting.percent,
+    signed_percent=lambda v: formatting.percent(v, signed=True),
+    signed_money=formatting.signed_money,
+    rate=formatting.rate,
+    currency=formatting.currency,
+)
+
+
+def render_html(data: dict[str, Any], *, team: str | None = None) -> str:
+    """The report of stored statement ``data``: every team, or the company summary and ``team`` only."""
+    slugs = formatting.team_slugs([t["team"] for t in data["teams"]])
+    teams = [t for t in data["teams"] if team is None or t["team"] == team]
+    reporting = data["reporting_currency"]
+    sections = [_team_view(t, data, slugs[t["team"]], reporting) for t in teams]
+    company = data["company"]
+    ranking_chart = None
+    if company["reporting_totals"] is not None:
+        items = [
+            (r["team"], Decimal(r["total_reporting"]), formatting.money(r["total_reporting"]))
+            for r in company["ranking"]
+        ]
+        ranking_chart = charts.bars(items, title=f"Cost per team ({reporting})")
+    return _ENV.get_template("statement.html.j2").render(
+        data=data,
+        company=company,
+        teams=sections,
+        slugs=slugs,
+        linked={t["team"] for t in teams},
+        reporting=reporting,
+        sha256=content_sha256(data),
+        categories=[(key, CATEGORY_LABELS[key]) for key in CATEGORIES],
+        ranking_chart=ranking_chart,
+        corrections=[a for a in data["adjustments"] if a["kind"] == "correction"],
+        carried=[a for a in data["adjustments"] if a["kind"] == "carried"],
+        source_name=lambda path: Path(path).name if path else formatting.DASH,
+    )
+
+
+def _team_view(team: dict[str, Any], data: dict[str, Any], slug: str, reporting: str | None) -> dict[str, Any]:
+    totals = team["reporting_totals"]
+    if totals is not None:
+        category_items = [(CATEGORY_LABELS[k], Decimal(totals[k]), formatting.money(totals[k])) for k in CATEGORIES]
+        unit = reporting
+    else:  # no reporting currency: the chart shows the first source currency
+        line = team["lines"][0]
+        category_items = [
+            (CATEGORY_LABELS[k], Decimal(line["amounts"][k]), formatting.money(line["amounts"][k])) for k in CATEGORIES
+        ]
+        unit = formatting.currency(line["currency"])
+    provider_items = [
+        (
+            f"{p['provider']} · {p['service']}",
+            Decimal(p["cost_reporting"] if p["cost_reporting"] is not None else p["cost"]),
+            formatting.money(p["cost_reporting"] if p["cost_reporting"] is not None else p["cost"]),
+        )
+        for p in team["providers"][:8]
+    ]
+    return {
+        **team,
+        "slug": slug,
+        "category_chart": charts.bars(category_items, title=f"{team['team']}: cost by category ({unit})"),
+        "provider_chart": charts.bars(provider_items, title=f"{team['team']}: top providers and services"),
+        "heatmap": charts.heatmap(
+            team["idle_heatmap"]["idle_gpu_hours"], title=f"{team['team']}: idle GPU-hours by hour of week (UTC)"
+        ),
+        "adjustments": [a for a in data["adjustments"] if a["team"] == team["team"]],
+    }
