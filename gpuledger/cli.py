@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import sys
 from collections.abc import Sequence
 from contextlib import closing
@@ -73,15 +74,61 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--provider", help="ProviderName to export (e.g. AWS)")
     export.add_argument("--month", help="billing month YYYY-MM")
     export.set_defaults(handler=_export_focus)
+
+    report = commands.add_parser("report", help="issue a closed month's chargeback and write its reports")
+    report.add_argument("--home", help=HOME_HELP)
+    report.add_argument("--month", required=True, help="billing month YYYY-MM (closed)")
+    report.add_argument("--team", help="only this team (with the company summary)")
+    report.add_argument(
+        "--issue", action="store_true", help="issue a new version if the figures changed since the latest one"
+    )
+    report.set_defaults(handler=_report)
     return parser
 
 
 def _demo(args: argparse.Namespace) -> int:
     from gpuledger.demo.setup import write_demo_home
+    from gpuledger.months import CLOSED, month_states
 
     home = resolve_home(args.home)
     write_demo_home(home)
-    return _run(args, home)
+    status = _run(args, home)
+    with closing(open_warehouse(home)) as con:
+        closed = [m.month for m in month_states(con) if m.state == CLOSED]
+    for month in closed:  # the demo issues its closed months and writes their reports
+        print()
+        _print_report(home, month, None, issue=False)
+    return status
+
+
+def _report(args: argparse.Namespace) -> int:
+    if not _MONTH.fullmatch(args.month):
+        print(f"gpuledger: --month {args.month!r} is not YYYY-MM", file=sys.stderr)
+        return 2
+    _print_report(resolve_home(args.home), args.month, args.team, issue=args.issue)
+    return 0
+
+
+_MONTH = re.compile(r"\d{4}-(0[1-9]|1[0-2])")
+
+
+def _print_report(home: Path, month: str, team: str | None, *, issue: bool) -> None:
+    from gpuledger.reports.report import report_month
+
+    report = report_month(home, month, team=team, issue=issue)
+    done = "issued now" if report.issued_now else "issued before"
+    print(f"Chargeback {report.month} version {report.version} ({done}): reports in {report.folder}/")
+    for path in report.files:
+        print(f"  {path}")
+    if report.issued_now and report.publish_refused is None:
+        print(f"  analysts see version {report.version}: the analyst file was published again")
+    if report.publish_refused:
+        print(f"  warning: issued, but the analyst file was not published again: {report.publish_refused}")
+    if report.pending_adjustments:
+        print(
+            f"  note: {report.pending_adjustments} adjustment(s): figures changed since version {report.version}"
+            f" (a restatement); `gpuledger report --home {home} --month {month} --issue` issues the next version"
+        )
 
 
 def _run(args: argparse.Namespace, home: Path | None = None) -> int:

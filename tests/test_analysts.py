@@ -204,7 +204,7 @@ def test_one_team_month_in_the_reporting_currency(analyst):
         parts = ("run", "idle", "checkpoint_storage", "egress", "other")
         assert abs(sum(row[f"{p}_cost_reporting"] for p in parts) - row["total_cost_reporting"]) <= Decimal("1e-9")
     assert {row["team_total_reporting"] for row in rows} == {sum(row["total_cost_reporting"] for row in rows)}
-    assert {row["month_state"] for row in rows} == {"closed"}  # the demo's October: rates locked
+    assert {row["month_state"] for row in rows} == {"issued"}  # the demo's October: closed (rates locked), issued
 
 
 def test_idle_by_hour_of_week_adds_up_to_the_team_month(analyst):

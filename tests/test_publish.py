@@ -68,7 +68,8 @@ def test_a_failed_check_publishes_nothing_and_keeps_the_old_file(demo_copy, caps
     assert main(["status", "--home", str(demo_copy)]) == 1  # the refusal is visible, with what failed
     out = capsys.readouterr().out
     assert "was refused; failed checks:" in out and "allocation audits cost_split_sums" in out
-    assert "2026-10  closed  2026-11-15" in out and "2026-11  open    2026-12-15" in out  # months as published
+    # months as published (the demo issued October and published again)
+    assert "2026-10  issued  2026-11-15" in out and "2026-11  open    2026-12-15" in out
 
 
 def test_a_rerun_publishes_identical_tables_and_cleans_crash_leftovers(demo_copy):
