@@ -11,6 +11,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from report_cases import MONTH, Showback
 
 from gpuledger import focus_validator as fv
 from gpuledger.cli import main
@@ -98,3 +99,15 @@ def validate_warehouse(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> list[s
     out = tmp_path / "focus-for-validator.parquet"
     con.execute(f"COPY (SELECT {', '.join(FOCUS_COLUMN_NAMES)} FROM focus.costs) TO '{out}' (FORMAT parquet)")
     return sorted(fv.run_focus_validator(out, "ALL", install=False).failed)
+
+
+@pytest.fixture(scope="session")
+def demo_reports(demo_home: Path) -> Path:
+    """``<demo home>/reports/2026-10/v1``: what the demo wrote for its closed October, never changed by a test."""
+    return demo_home / "reports" / MONTH / "v1"
+
+
+@pytest.fixture(scope="session")
+def showback(demo_home: Path) -> Showback:
+    """The demo's showback figures the report tests compare every rendered number with."""
+    return Showback(demo_home)
