@@ -9,6 +9,8 @@ versioned, with a content hash) and makes it *issued*.
 A restatement that reaches an issued month is loaded like any delivery (the warehouse keeps the truth), but
 the issued statement is never edited: the difference per team and currency is recorded in
 ``chargeback.adjustments`` for the next statement to carry, and analysts see both (``views.statement_vs_current``).
+Once a statement carried a difference (``chargeback.statement_adjustments``) it counts as charged: later
+statements carry only what changed since.
 """
 
 from __future__ import annotations
@@ -136,6 +138,13 @@ def _close(con: duckdb.DuckDBPyConnection, month: date, now: datetime) -> None:
     )
 
 
+_LISTED_ADJUSTMENT = (
+    "kind", "restated_month", "statement_version", "team", "currency", "issued_total", "restated_total",
+    "adjustment", "exchange_rate", "adjustment_reporting",
+)  # fmt: skip
+"""The fields of a statement's listed adjustment, in ``chargeback.statement_adjustments`` column order."""
+
+
 def issue_month(con: duckdb.DuckDBPyConnection, month: str, now: datetime) -> Statement:
     """Issue the chargeback of closed month ``YYYY-MM``: a new statement version, unless the figures equal the
     latest version's (then that version is returned and nothing changes). Issued versions are never edited."""
@@ -164,6 +173,13 @@ def issue_month(con: duckdb.DuckDBPyConnection, month: str, now: datetime) -> St
         if latest is not None and latest[4] is not None and figures(json.loads(latest[4])) == figures(data):
             return Statement(month, latest[0], latest[1], latest[2], new=False)
         digest = content_sha256(data)
+        # What this version lists, as issued: the carried differences are charged, never carried again.
+        if data["adjustments"]:
+            con.executemany(
+                "INSERT INTO chargeback.statement_adjustments VALUES ($1, $2, $3, CAST($4 || '-01' AS DATE),"
+                " $5, $6, $7, $8, $9, $10, $11, $12)",
+                [[start, version, *(a[key] for key in _LISTED_ADJUSTMENT)] for a in data["adjustments"]],
+            )
         con.execute(
             "INSERT INTO chargeback.statement_lines SELECT $month, $version, * EXCLUDE (billing_month) FROM ("
             + load_sql("chargeback/statement_lines.sql")

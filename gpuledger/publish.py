@@ -53,6 +53,7 @@ PUBLISHED_TABLES = (
     "meta.deliveries",
     "chargeback.statements",
     "chargeback.statement_lines",
+    "chargeback.statement_adjustments",
     "chargeback.adjustments",
 )
 """Copied whole into the analyst file; the warehouse's staging, telemetry detail and reference tables are not."""

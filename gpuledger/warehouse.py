@@ -218,6 +218,20 @@ CREATE TABLE IF NOT EXISTS chargeback.statement_lines (
     exchange_rate DECIMAL(38, 18),
     total_cost_reporting DECIMAL(38, 10)
 );
+CREATE TABLE IF NOT EXISTS chargeback.statement_adjustments (
+    billing_month DATE NOT NULL,
+    version INTEGER NOT NULL,
+    kind VARCHAR NOT NULL,
+    restated_month DATE NOT NULL,
+    statement_version INTEGER NOT NULL,
+    team VARCHAR NOT NULL,
+    currency VARCHAR,
+    issued_total DECIMAL(38, 10) NOT NULL,
+    restated_total DECIMAL(38, 10) NOT NULL,
+    adjustment DECIMAL(38, 10) NOT NULL,
+    exchange_rate DECIMAL(38, 18),
+    adjustment_reporting DECIMAL(38, 10)
+);
 CREATE TABLE IF NOT EXISTS chargeback.adjustments (
     billing_month DATE NOT NULL,
     statement_version INTEGER NOT NULL,

@@ -102,6 +102,44 @@ def test_closed_month_is_issued_once_and_a_restatement_becomes_an_adjustment(dem
         assert con.execute("SELECT count(*) FROM chargeback.adjustments").fetchone()[0] == 0
 
 
+def test_a_restatement_is_carried_by_one_statement_only(demo_copy, monkeypatch):
+    extra, later_extra = Decimal("1234.5600000000"), Decimal("7.8900000000")
+    restate_october(demo_copy, extra)
+    assert main(["run", "--home", str(demo_copy)]) == 0
+    after_november_closed = datetime(2026, 12, 20, 3, tzinfo=UTC)
+    monkeypatch.setenv("GPULEDGER_NOW", after_november_closed.isoformat())
+    assert main(["run", "--home", str(demo_copy)]) == 0
+
+    with closing(open_warehouse(demo_copy)) as con:
+        november = issue_month(con, "2026-11", after_november_closed)
+        carried = con.execute(
+            "SELECT billing_month, version, kind, restated_month, statement_version, currency, adjustment"
+            " FROM chargeback.statement_adjustments"
+        ).fetchall()
+        pending = con.execute("SELECT count(*) FROM chargeback.adjustments").fetchone()
+        compared = con.execute(
+            "SELECT data->>'previous_month_statement' FROM chargeback.statements WHERE billing_month = '2026-11-01'"
+        ).fetchone()
+    assert (november.version, november.new) == (1, True)
+    assert compared == ("1",)  # month over month: October as charged on its statement, not as restated since
+    assert carried == [(date(2026, 11, 1), 1, "carried", date(2026, 10, 1), 1, "EUR", extra)]
+    assert pending == (0,)  # November charged October's difference: nothing is left to carry again
+
+    restate_october(demo_copy, later_extra, run=2)
+    assert main(["run", "--home", str(demo_copy)]) == 0
+    with closing(open_warehouse(demo_copy)) as con:
+        adjustments = con.execute(
+            "SELECT billing_month, statement_version, currency, adjustment, applies_to_month"
+            " FROM chargeback.adjustments"
+        ).fetchall()
+        reissued = issue_month(
+            con, "2026-11", after_november_closed
+        )  # November's figures, and October's as charged, stand
+    # only the change since November's statement is carried, by the next month (none issued after November yet)
+    assert adjustments == [(date(2026, 10, 1), 1, "EUR", later_extra, date(2026, 12, 1))]
+    assert (reissued.version, reissued.new) == (1, False)
+
+
 def test_a_closed_month_keeps_the_rates_locked_when_it_closed(demo_copy):
     query = (
         "SELECT strftime(billing_month, '%Y-%m'), exchange_rate, rate_date FROM showback.team_month_reporting"

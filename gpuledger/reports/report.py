@@ -19,6 +19,7 @@ from gpuledger.errors import GpuledgerError
 from gpuledger.months import OPEN, issue_month, lifecycle_now, month_start
 from gpuledger.reports.formatting import team_slugs
 from gpuledger.reports.statement import content_sha256
+from gpuledger.sqlfiles import load_sql
 
 REPORTS_FOLDER = "reports"
 
@@ -63,7 +64,8 @@ def report_month(home: Path, month: str, *, team: str | None = None, issue: bool
         if content_sha256(data) != digest:
             raise GpuledgerError(f"statement {month} v{version}: stored data does not match its SHA-256 {digest}")
         pending = con.execute(
-            "SELECT count(*) FROM chargeback.adjustments WHERE billing_month = $m", {"m": start}
+            "SELECT count(*) FROM (" + load_sql("reports/adjustments.sql") + ") WHERE kind = 'correction'",
+            {"month": start},
         ).fetchone()
         published = _republish(con, home) if issued_now else None
     folder = home / REPORTS_FOLDER / month / f"v{version}"

@@ -67,6 +67,11 @@ def build_statement(
     rates = _rows(con, "reports/rates.sql", params)
 
     previous_month = f"{start.year - (start.month == 1)}-{(start.month - 2) % 12 + 1:02d}"
+    # which figures of the month before the change compares with: its latest statement version, or today's (None)
+    previous_statement = con.execute(
+        "SELECT max(version) FROM chargeback.statements WHERE billing_month = CAST($month - INTERVAL 1 MONTH AS DATE)",
+        params,
+    ).fetchone()
     teams = [
         _team(
             name,
@@ -88,6 +93,7 @@ def build_statement(
         "previous_version": previous_version,
         "reporting_currency": reporting,
         "previous_month": previous_month,
+        "previous_month_statement": previous_statement[0] if previous_statement else None,
         "rates": [_plain(row) for row in rates],
         "company": _company(teams, focus, rates, previous, reporting),
         "teams": teams,

@@ -68,7 +68,11 @@ def team_rows(data: dict[str, Any], team: dict[str, Any]) -> list[dict[str, Any]
         data["previous_month"],
         reporting_currency=reporting,
         amount_reporting=previous["total_reporting"],
-        detail="total of the month before",
+        detail=(
+            f"total of the month before as charged on its statement version {data['previous_month_statement']}"
+            if data["previous_month_statement"]
+            else "total of the month before as it stands today (not issued)"
+        ),
     )
     for p in team["providers"]:
         add(

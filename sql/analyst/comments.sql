@@ -11,7 +11,8 @@ COMMENT ON TABLE meta.months IS 'Billing months and their state: open (providers
 COMMENT ON TABLE meta.deliveries IS 'Export deliveries loaded: source, billing period, version, files and content hash.';
 COMMENT ON TABLE chargeback.statements IS 'Issued chargeback statements: one row per billing month and version, with the hash of its lines; never edited.';
 COMMENT ON TABLE chargeback.statement_lines IS 'The lines of each issued statement version: per team and currency, as issued.';
-COMMENT ON TABLE chargeback.adjustments IS 'Restatements of issued months: today''s total minus the issued one per team and currency, carried by the next statement.';
+COMMENT ON TABLE chargeback.adjustments IS 'Restatements of issued months not charged yet: today''s total minus what was charged (the issued statement plus differences already carried) per team and currency, for the next statement.';
+COMMENT ON TABLE chargeback.statement_adjustments IS 'The adjustments each issued statement version lists, as issued: corrections of its own month and differences carried from restated earlier months (charged once).';
 COMMENT ON VIEW views.cost_by_team_month_category IS 'EffectiveCost per billing month, team, currency and category.';
 COMMENT ON VIEW views.idle_by_team IS 'Idle cost and idle share per team and month.';
 COMMENT ON VIEW views.cost_per_completed_run IS 'Cost per completed training run and failed-run waste per team and month.';
@@ -268,8 +269,22 @@ COMMENT ON COLUMN chargeback.adjustments.billing_month IS 'First day of the issu
 COMMENT ON COLUMN chargeback.adjustments.statement_version IS 'Latest issued statement version the adjustment is measured against.';
 COMMENT ON COLUMN chargeback.adjustments.team IS 'Team whose figures changed.';
 COMMENT ON COLUMN chargeback.adjustments.currency IS 'ISO 4217 source currency of the amounts.';
-COMMENT ON COLUMN chargeback.adjustments.issued_total IS 'total_cost on the issued statement (EffectiveCost in currency; 0 when the team had no line).';
+COMMENT ON COLUMN chargeback.adjustments.issued_total IS 'What was charged for the month so far: total_cost on the latest issued statement plus the differences later statements carried (EffectiveCost in currency; 0 when the team had no line).';
 COMMENT ON COLUMN chargeback.adjustments.restated_total IS 'Today''s showback total_cost for the month (EffectiveCost in currency).';
 COMMENT ON COLUMN chargeback.adjustments.adjustment IS 'restated_total - issued_total in currency: positive means the team owes more, negative a refund.';
-COMMENT ON COLUMN chargeback.adjustments.applies_to_month IS 'First day of the month whose statement carries the adjustment: the next one not yet issued.';
+COMMENT ON COLUMN chargeback.adjustments.applies_to_month IS 'First day of the month whose statement carries the adjustment: the next one not yet issued (or the month after the last known one).';
 COMMENT ON COLUMN chargeback.adjustments.detected_at IS 'When this difference was first seen (UTC).';
+
+-- chargeback.statement_adjustments: what each issued statement version lists
+COMMENT ON COLUMN chargeback.statement_adjustments.billing_month IS 'First day of the billing month of the statement that lists the adjustment (DATE).';
+COMMENT ON COLUMN chargeback.statement_adjustments.version IS 'Version of that statement.';
+COMMENT ON COLUMN chargeback.statement_adjustments.kind IS 'correction: what this version changes against the month''s previous version; carried: a restated earlier month''s difference charged on this statement.';
+COMMENT ON COLUMN chargeback.statement_adjustments.restated_month IS 'First day of the restated month (the statement''s own month for a correction).';
+COMMENT ON COLUMN chargeback.statement_adjustments.statement_version IS 'Version of the restated month''s statement the difference is measured against.';
+COMMENT ON COLUMN chargeback.statement_adjustments.team IS 'Team whose figures changed.';
+COMMENT ON COLUMN chargeback.statement_adjustments.currency IS 'ISO 4217 source currency of the amounts.';
+COMMENT ON COLUMN chargeback.statement_adjustments.issued_total IS 'What was charged for the restated month before (EffectiveCost in currency).';
+COMMENT ON COLUMN chargeback.statement_adjustments.restated_total IS 'The restated month''s showback total_cost when this version was issued.';
+COMMENT ON COLUMN chargeback.statement_adjustments.adjustment IS 'restated_total - issued_total in currency: positive means the team owes more, negative a refund.';
+COMMENT ON COLUMN chargeback.statement_adjustments.exchange_rate IS 'The restated month''s locked rate to the reporting currency; NULL without one.';
+COMMENT ON COLUMN chargeback.statement_adjustments.adjustment_reporting IS 'adjustment x exchange_rate in the reporting currency.';
