@@ -172,6 +172,8 @@ def issue_month(con: duckdb.DuckDBPyConnection, month: str, now: datetime) -> St
         # A version whose data was not stored (issued by an older gpuledger) cannot be rendered: issue anew.
         if latest is not None and latest[4] is not None and figures(json.loads(latest[4])) == figures(data):
             return Statement(month, latest[0], latest[1], latest[2], new=False)
+        if latest is not None:
+            _refuse_billing_twice(con, month, start, latest[0])
         digest = content_sha256(data)
         # What this version lists, as issued: the carried differences are charged, never carried again.
         if data["adjustments"]:
@@ -205,6 +207,24 @@ def issue_month(con: duckdb.DuckDBPyConnection, month: str, now: datetime) -> St
         )
         _record_adjustments(con, now)
     return Statement(month, version, digest, teams, new=True)
+
+
+def _refuse_billing_twice(con: duckdb.DuckDBPyConnection, month: str, start: date, version: int) -> None:
+    """A later statement already carried a restatement of ``month``'s version: a new version would bill it again."""
+    carriers = con.execute(
+        "SELECT DISTINCT strftime(c.billing_month, '%Y-%m') || ' v' || c.version"
+        " FROM chargeback.statement_adjustments AS c"
+        " WHERE c.kind = 'carried' AND c.restated_month = $month AND c.statement_version = $version"
+        " AND c.version = (SELECT max(version) FROM chargeback.statements AS s WHERE s.billing_month = c.billing_month)"
+        " ORDER BY 1",
+        {"month": start, "version": version},
+    ).fetchall()
+    if carriers:
+        raise GpuledgerError(
+            f"billing month {month} v{version} was restated and the difference already carried by "
+            f"{', '.join(c[0] for c in carriers)}: a new version would bill it twice; later differences are carried "
+            "by the next statement"
+        )
 
 
 def _record_adjustments(con: duckdb.DuckDBPyConnection, now: datetime) -> None:

@@ -132,9 +132,9 @@ def test_a_restatement_is_carried_by_one_statement_only(demo_copy, monkeypatch):
             "SELECT billing_month, statement_version, currency, adjustment, applies_to_month"
             " FROM chargeback.adjustments"
         ).fetchall()
-        reissued = issue_month(
-            con, "2026-11", after_november_closed
-        )  # November's figures, and October's as charged, stand
+        reissued = issue_month(con, "2026-11", after_november_closed)  # its figures and October's as charged stand
+        with pytest.raises(GpuledgerError, match=r"2026-10 v1 was restated .* carried by 2026-11 v1: .* bill it twice"):
+            issue_month(con, "2026-10", after_november_closed)
     # only the change since November's statement is carried, by the next month (none issued after November yet)
     assert adjustments == [(date(2026, 10, 1), 1, "EUR", later_extra, date(2026, 12, 1))]
     assert (reissued.version, reissued.new) == (1, False)
