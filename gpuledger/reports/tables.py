@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import io
 import zipfile
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -198,7 +197,3 @@ class _FixedTimeZip(zipfile.ZipFile):
     def write(self, filename: Any, arcname: Any = None, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
         with open(filename, "rb") as handle:  # openpyxl writes worksheets through temporary files
             self.writestr(str(arcname or filename), handle.read())
-
-
-def iter_teams(data: dict[str, Any], team: str | None = None) -> Iterator[dict[str, Any]]:
-    return (t for t in data["teams"] if team is None or t["team"] == team)
