@@ -157,7 +157,6 @@ def issue_month(con: duckdb.DuckDBPyConnection, month: str, now: datetime) -> St
             raise GpuledgerError(f"billing month {month} has no charges to issue")
         if row[0] == OPEN:
             raise GpuledgerError(f"billing month {month} is open until {row[1]}: it cannot be issued before it closes")
-        lines = con.execute(load_sql("chargeback/statement_lines.sql"), {"month": start}).fetchall()
         latest = con.execute(
             "SELECT version, content_sha256, teams, issued_at, data FROM chargeback.statements"
             " WHERE billing_month = $month ORDER BY version DESC LIMIT 1",
@@ -188,7 +187,7 @@ def issue_month(con: duckdb.DuckDBPyConnection, month: str, now: datetime) -> St
             + ")",
             {"month": start, "version": version},
         )
-        teams = len({line[1] for line in lines})
+        teams = len(data["teams"])
         con.execute(
             "INSERT INTO chargeback.statements VALUES ($month, $version, $now, $sha, $teams, $data)",
             {

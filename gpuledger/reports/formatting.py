@@ -12,11 +12,13 @@ _CENT = Decimal("0.01")
 _TENTH = Decimal("0.1")
 
 
-def money(value: str | None) -> str:
-    """An amount rounded half away from zero to cents, with thousands separators: ``-1,234.57``."""
+def money(value: str | None, *, signed: bool = False) -> str:
+    """An amount rounded half away from zero to cents, with thousands separators: ``-1,234.57`` (``+12.00`` when
+    signed)."""
     if value is None:
         return DASH
-    return f"{Decimal(value).quantize(_CENT, ROUND_HALF_UP):,.2f}"
+    shown = Decimal(value).quantize(_CENT, ROUND_HALF_UP)
+    return f"{shown:+,.2f}" if signed else f"{shown:,.2f}"
 
 
 def hours(value: str | None) -> str:
@@ -34,18 +36,11 @@ def percent(value: str | None, *, signed: bool = False) -> str:
     return f"{shown:+.1f}%" if signed else f"{shown:.1f}%"
 
 
-def signed_money(value: str | None) -> str:
-    if value is None:
-        return DASH
-    return f"{Decimal(value).quantize(_CENT, ROUND_HALF_UP):+,.2f}"
-
-
 def rate(value: str | None) -> str:
     """An exchange rate without trailing zeros: ``1.079``."""
     if value is None:
         return DASH
-    text = format(Decimal(value).normalize(), "f")
-    return text
+    return format(Decimal(value).normalize(), "f")
 
 
 def currency(value: str | None) -> str:

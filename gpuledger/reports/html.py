@@ -27,7 +27,7 @@ _ENV.filters.update(
     hours=formatting.hours,
     percent=formatting.percent,
     signed_percent=lambda v: formatting.percent(v, signed=True),
-    signed_money=formatting.signed_money,
+    signed_money=lambda v: formatting.money(v, signed=True),
     rate=formatting.rate,
     currency=formatting.currency,
 )
@@ -42,10 +42,7 @@ def render_html(data: dict[str, Any], *, team: str | None = None) -> str:
     company = data["company"]
     ranking_chart = None
     if company["reporting_totals"] is not None:
-        items = [
-            (r["team"], Decimal(r["total_reporting"]), formatting.money(r["total_reporting"]))
-            for r in company["ranking"]
-        ]
+        items = [_bar(r["team"], r["total_reporting"]) for r in company["ranking"]]
         ranking_chart = charts.bars(items, title=f"Cost per team ({reporting})")
     return _ENV.get_template("statement.html.j2").render(
         data=data,
@@ -64,22 +61,13 @@ def render_html(data: dict[str, Any], *, team: str | None = None) -> str:
 
 
 def _team_view(team: dict[str, Any], data: dict[str, Any], slug: str, reporting: str | None) -> dict[str, Any]:
-    totals = team["reporting_totals"]
-    if totals is not None:
-        category_items = [(CATEGORY_LABELS[k], Decimal(totals[k]), formatting.money(totals[k])) for k in CATEGORIES]
-        unit = reporting
-    else:  # no reporting currency: the chart shows the first source currency
+    amounts, unit = team["reporting_totals"], reporting
+    if amounts is None:  # no reporting currency: the chart shows the first source currency
         line = team["lines"][0]
-        category_items = [
-            (CATEGORY_LABELS[k], Decimal(line["amounts"][k]), formatting.money(line["amounts"][k])) for k in CATEGORIES
-        ]
-        unit = formatting.currency(line["currency"])
+        amounts, unit = line["amounts"], formatting.currency(line["currency"])
+    category_items = [_bar(CATEGORY_LABELS[k], amounts[k]) for k in CATEGORIES]
     provider_items = [
-        (
-            f"{p['provider']} · {p['service']}",
-            Decimal(p["cost_reporting"] if p["cost_reporting"] is not None else p["cost"]),
-            formatting.money(p["cost_reporting"] if p["cost_reporting"] is not None else p["cost"]),
-        )
+        _bar(f"{p['provider']} · {p['service']}", p["cost_reporting"] if p["cost_reporting"] is not None else p["cost"])
         for p in team["providers"][:8]
     ]
     return {
@@ -92,3 +80,7 @@ def _team_view(team: dict[str, Any], data: dict[str, Any], slug: str, reporting:
         ),
         "adjustments": [a for a in data["adjustments"] if a["team"] == team["team"]],
     }
+
+
+def _bar(label: str, amount: str) -> tuple[str, Decimal, str]:
+    return label, Decimal(amount), formatting.money(amount)

@@ -35,6 +35,8 @@ CATEGORY_LABELS = {
 }
 # Amounts of a team line: the categories, then what the statement derives from them.
 AMOUNTS = (*CATEGORIES, "idle", "total", "billed", "failed_run", "cost_per_completed_run")
+SUMMABLE = tuple(key for key in AMOUNTS if key != "cost_per_completed_run")
+"""Amounts that add up across currencies once converted (a sum of per-run averages means nothing)."""
 NOT_FIGURES = ("version", "issued_at", "previous_version", "adjustments")
 """Keys of the stored data that describe the issue, not the month: left out when deciding if figures changed."""
 
@@ -191,8 +193,7 @@ def _team(
         )
     totals = None
     if converted:
-        totals = {key: _sum(row[_column(key) + "_reporting"] for row in lines) for key in AMOUNTS}
-        totals.pop("cost_per_completed_run")  # per-currency figures: a sum of averages means nothing
+        totals = {key: _sum(row[_column(key) + "_reporting"] for row in lines) for key in SUMMABLE}
     total = totals["total"] if totals else None
     previous_total = _sum(row["total_cost_reporting"] for row in previous) if converted else None
     gpu_hours = _sum(row["gpu_hours"] for row in lines)
@@ -273,11 +274,7 @@ def _company(
     converted = reporting is not None and all(team["reporting_totals"] is not None for team in teams)
     totals = None
     if converted:
-        totals = {
-            key: _sum(Decimal(team["reporting_totals"][key]) for team in teams)
-            for key in AMOUNTS
-            if key != "cost_per_completed_run"
-        }
+        totals = {key: _sum(Decimal(team["reporting_totals"][key]) for team in teams) for key in SUMMABLE}
     total = totals["total"] if totals else None
     previous_total = _sum(row["total_cost_reporting"] for row in previous) if converted else None
     ranked = sorted(

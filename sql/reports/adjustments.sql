@@ -1,43 +1,18 @@
--- Statement $month: the restatements it lists, converted at the restated month's rate. Kind 'correction': what
--- this version changes against $month's latest issued version, per team and currency. Kind 'carried': an earlier
--- issued month restated since, whose difference this statement carries: those pending for $month
--- (chargeback.adjustments) and those $month's latest version already carried (a new version keeps them).
+-- Statement $month: the restatements it lists (chargeback.adjustments, converted at the restated month's rate).
+-- Kind 'correction': what this version changes against $month's latest issued version, per team and currency
+-- (its own pending adjustments: a new version is refused once a later statement carried one). Kind 'carried': an
+-- earlier issued month restated since, whose difference this statement carries: those pending for $month and
+-- those $month's latest version already carried (a new version keeps them).
 WITH latest AS (
     SELECT max(version) AS version
     FROM chargeback.statements
     WHERE billing_month = $month
 ),
 
-issued AS (
-    SELECT l.version, l.team, l.currency, l.total_cost
-    FROM chargeback.statement_lines AS l
-    JOIN latest USING (version)
-    WHERE l.billing_month = $month
-),
-
-today AS (
-    SELECT team, currency, total_cost
-    FROM showback.team_month
-    WHERE billing_month = $month
-),
-
-corrections AS (
-    SELECT
-        'correction' AS kind,
-        CAST($month AS DATE) AS restated_month,
-        (SELECT version FROM latest) AS statement_version,
-        coalesce(i.team, t.team) AS team,
-        coalesce(i.currency, t.currency) AS currency,
-        CAST(coalesce(i.total_cost, 0) AS DECIMAL(38, 10)) AS issued_total,
-        CAST(coalesce(t.total_cost, 0) AS DECIMAL(38, 10)) AS restated_total
-    FROM issued AS i
-    FULL JOIN today AS t ON t.team = i.team AND t.currency IS NOT DISTINCT FROM i.currency
-    WHERE (SELECT version FROM latest) IS NOT NULL AND coalesce(i.total_cost, 0) <> coalesce(t.total_cost, 0)
-),
-
+-- this month's own and the earlier months' differences not charged yet
 pending AS (
     SELECT
-        'carried' AS kind,
+        CASE WHEN billing_month = $month THEN 'correction' ELSE 'carried' END AS kind,
         billing_month AS restated_month,
         statement_version,
         team,
@@ -45,7 +20,7 @@ pending AS (
         issued_total,
         restated_total
     FROM chargeback.adjustments
-    WHERE applies_to_month = $month AND billing_month < $month
+    WHERE billing_month = $month OR (applies_to_month = $month AND billing_month < $month)
 ),
 
 carried_before AS (
@@ -55,8 +30,6 @@ carried_before AS (
 ),
 
 listed AS (
-    SELECT * FROM corrections
-    UNION ALL
     SELECT * FROM pending
     UNION ALL
     SELECT * FROM carried_before
