@@ -9,19 +9,23 @@ import re
 import sys
 from collections.abc import Sequence
 from contextlib import closing
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
 
+from gpuledger.contract import Hold
 from gpuledger.errors import GpuledgerError
-from gpuledger.load import LoadResult, SliceTotal, load_delivery
-from gpuledger.pipeline import deliveries_from_paths, open_warehouse, resolve_home
+from gpuledger.load import LoadResult, SliceTotal, accept_delivery, held_deliveries, load_delivery
+from gpuledger.pipeline import deliveries_from_paths, exclusive_run, open_warehouse, resolve_home
 from gpuledger.warehouse import WAREHOUSE_FILE, connect
-from models.config import load_config
-from models.delivery import SOURCE_FORMATS
+from models.config import Config, load_config
+from models.delivery import SOURCE_FORMATS, Delivery
 
 HOME_HELP = "gpuledger home (default: $GPULEDGER_HOME, else ~/.local/share/gpuledger)"
+EXIT_HELD = 3
+"""Exit status of ``run``, ``import`` and ``status`` when a delivery is held for ``gpuledger accept``."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -51,7 +55,19 @@ def _parser() -> argparse.ArgumentParser:
     imp.add_argument("paths", nargs="+", type=Path, metavar="PATH")
     imp.add_argument("--home", help=HOME_HELP)
     imp.add_argument("--format", default="auto", choices=("auto", *SOURCE_FORMATS))
+    imp.add_argument(
+        "--source",
+        help="the source the files are a delivery of (default: the configured source whose folder holds them, else"
+        " the export's name); a slice belongs to the source that delivered it",
+    )
     imp.set_defaults(handler=_import)
+
+    accept = commands.add_parser(
+        "accept", help="publish deliveries held for review (see `gpuledger status`), then run the pipeline"
+    )
+    accept.add_argument("deliveries", nargs="+", metavar="DELIVERY_ID")
+    accept.add_argument("--home", help=HOME_HELP)
+    accept.set_defaults(handler=_accept)
 
     sync = commands.add_parser("sync", help="pull new deliveries of the remote sources ([sources.s3], ...)")
     sync.add_argument("--home", help=HOME_HELP)
@@ -150,6 +166,7 @@ def _run(args: argparse.Namespace, home: Path | None = None) -> int:
             " round(gpu_hours, 1), completed_runs, coalesce(CAST(round(cost_per_completed_run, 2) AS VARCHAR), '-')"
             " FROM showback.team_month ORDER BY 1, 2, 3"
         ).fetchall()
+        held = held_deliveries(con)
     print(f"Ran {len(partitions)} partition(s) through Dagster: {', '.join(f'{p} {m}' for m, p in partitions)}")
     print(_table(["provider", "billing account", "month", "currency", "rows", "billed", "effective"], slices))
     print("\nShowback per team (EffectiveCost; idle share of the team's cost):")
@@ -165,7 +182,17 @@ def _run(args: argparse.Namespace, home: Path | None = None) -> int:
     print(f"  Parquet: {home / PUBLISHED_FOLDER / 'focus'}/ProviderName=*/billing_month=*/*.parquet")
     print(f"  pipeline warehouse: {home / WAREHOUSE_FILE}; status: gpuledger status --home {home}")
     print(f"  Dagster run history: {os.environ.get('DAGSTER_HOME') or home / 'dagster'}")
-    return 0
+    _print_held(held)
+    return EXIT_HELD if held else 0
+
+
+def _print_held(held: dict[str, list[Hold]]) -> None:
+    if not held:
+        return
+    print("\nHeld for review (loaded and checked, not published; `gpuledger accept DELIVERY_ID` publishes one):")
+    for delivery_id, holds in held.items():
+        print(f"  {delivery_id}")
+        print("\n".join(f"    {hold.describe()}" for hold in holds))
 
 
 def _sync(args: argparse.Namespace) -> int:
@@ -273,17 +300,46 @@ def _status(args: argparse.Namespace) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     home = resolve_home(args.home)
-    with closing(open_warehouse(home)) as con:
+    config = load_config(home)
+    held = False
+    with exclusive_run(home), closing(open_warehouse(home)) as con:
         deliveries = deliveries_from_paths(con, [p.resolve() for p in args.paths], args.format)
-        results = [load_delivery(con, delivery) for delivery in deliveries]
-    for result in results:
-        _print_load(result)
-    return 0
+        for delivery in deliveries:
+            result = load_delivery(con, _as_source(delivery, config, args.source), config.ingest)
+            _print_load(result)
+            held = held or result.held
+    return EXIT_HELD if held else 0
+
+
+def _as_source(delivery: Delivery, config: Config, name: str | None) -> Delivery:
+    """The source an imported delivery comes from: ``--source``, else the configured source whose folder holds its
+    files, else the name discovery gave it (the export's), so that it replaces only that source's slices."""
+    if name is None:
+        holders = [s.name for s in config.sources if all(f.is_relative_to(s.path.resolve()) for f in delivery.files)]
+        name = holders[0] if delivery.files and holders else delivery.source_name
+    return replace(delivery, source_name=name)
+
+
+def _accept(args: argparse.Namespace) -> int:
+    home = resolve_home(args.home)
+    with exclusive_run(home), closing(open_warehouse(home)) as con:
+        for delivery_id in args.deliveries:
+            for hold in accept_delivery(con, delivery_id):
+                print(f"accepted {delivery_id}: {hold.describe()}")
+    return _run(args, home)
 
 
 def _print_load(result: LoadResult) -> None:
-    state = "unchanged (already loaded)" if result.unchanged else "loaded"
-    print(f"{result.delivery_id}: {state}")
+    if result.held:
+        print(f"{result.delivery_id}: held for review, not published (`gpuledger accept {result.delivery_id}`)")
+        for hold in result.holds:
+            print(f"  {hold.describe()}")
+    else:
+        print(f"{result.delivery_id}: {'unchanged (already loaded)' if result.unchanged else 'loaded'}")
+    rows = sum(s.rows for s in result.slices)
+    if result.repairs:
+        repaired = ", ".join(f"{change} {count:,}" for change, count in result.repairs)
+        print(f"  {rows:,} rows; repaired {sum(c for _, c in result.repairs):,} values: {repaired} (x_SourceChanges)")
     print(
         _table(
             ["provider", "billing account", "month", "currency", "rows", "billed", "effective"],

@@ -19,6 +19,7 @@ from pathlib import Path
 import duckdb
 
 from gpuledger.checks import run_checks
+from gpuledger.contract import Hold, SliceKey, hold_reasons, refuse_foreign_slices, stage_slices
 from gpuledger.errors import InputError, ReconciliationError
 from gpuledger.failpoints import failpoint
 from gpuledger.normalize import aws_cur, aws_focus, azure_cost_details, azure_focus, focus_passthrough, gcp_billing
@@ -28,6 +29,7 @@ from gpuledger.warehouse import transaction
 from models.aws import AWS_PROVIDER_NAME
 from models.aws_cur import LINE_ITEM_TYPES
 from models.azure import CHARGE_TYPES, PRICING_MODELS
+from models.config import IngestConfig
 from models.delivery import Delivery
 from models.focus import BILLING_MONTH_SQL
 from models.gcp import GCP_PROVIDER_NAME
@@ -144,32 +146,125 @@ class SliceTotal:
 class LoadResult:
     delivery_id: str
     unchanged: bool
-    """True when this exact delivery was already loaded and still owns its slices: nothing was done."""
+    """True when this exact delivery was already loaded (published, or still held): nothing was done."""
     slices: tuple[SliceTotal, ...]
+    """The delivery's own rows per slice it replaces (or would replace, when held)."""
+    holds: tuple[Hold, ...] = ()
+    """Why the delivery waits for ``gpuledger accept`` instead of being published; empty when it was published."""
+    repairs: tuple[tuple[str, int], ...] = ()
+    """Descriptive values repaired (x_SourceChanges): each change with its row count."""
+
+    @property
+    def held(self) -> bool:
+        return bool(self.holds)
 
 
-def load_delivery(con: duckdb.DuckDBPyConnection, delivery: Delivery) -> LoadResult:
-    """Replace the delivery's slices in ``focus.costs`` with its rows, or change nothing and raise."""
+PUBLISHED, HELD, SUPERSEDED = "published", "held", "superseded"
+
+
+def load_delivery(con: duckdb.DuckDBPyConnection, delivery: Delivery, rules: IngestConfig | None = None) -> LoadResult:
+    """Replace the delivery's slices in ``focus.costs`` with its rows, hold it for ``gpuledger accept``, or change
+    nothing and raise (docs/decisions/0003, 0011)."""
+    rules = rules or IngestConfig()
     model = FORMAT_MODELS[delivery.source_format]
-    stats = verify_files(delivery.files)
+    stats = verify_files(delivery.files, delivery.root)
     delivery_id = delivery.delivery_id(stats.sha256)
     previous = con.execute(
-        "SELECT first_ingested_at FROM meta.deliveries WHERE delivery_id = $id", {"id": delivery_id}
+        "SELECT first_ingested_at, state FROM meta.deliveries WHERE delivery_id = $id", {"id": delivery_id}
     ).fetchone()
-    if previous and _owns_a_slice(con, delivery_id):
-        return LoadResult(delivery_id, True, _slice_totals(con, delivery_id))
+    if previous and previous[1] == HELD and not _accepted(con, delivery_id):
+        return _result(con, delivery_id, _delivery_slices(con, delivery, model, delivery_id), unchanged=True)
+    if previous and previous[1] == PUBLISHED and _owns_a_slice(con, delivery_id):
+        return _result(con, delivery_id, _owned_slices(con, delivery_id), unchanged=True)
+    if previous and previous[1] == HELD:  # accepted: its checked rows are staged already
+        slices = _delivery_slices(con, delivery, model, delivery_id)
+        stage_slices(con, slices)
+        refuse_foreign_slices(con, delivery, delivery_id, rules)
+        _publish(con, delivery, delivery_id, stats, previous[0], slices)
+        log.info("published accepted delivery %s into %d slice(s)", delivery_id, len(slices))
+        return _result(con, delivery_id, slices, unchanged=False)
     ingested_at = previous[0] if previous else dt.datetime.now(dt.UTC).replace(microsecond=0)
 
     _discard_unpublished(con)
     _write(con, delivery, model, delivery_id, ingested_at)
     try:
-        _audit(con, delivery, model, delivery_id)
+        _audit(con, delivery, model, delivery_id, rules)
+        slices = _delivery_slices(con, delivery, model, delivery_id)
+        stage_slices(con, slices)
+        refuse_foreign_slices(con, delivery, delivery_id, rules)
     except BaseException:
         _discard_unpublished(con)
         raise
-    slices = _publish(con, delivery, model, delivery_id, stats, ingested_at)
+    holds = hold_reasons(con, delivery_id, rules)
+    if holds:
+        _hold(con, delivery, delivery_id, stats, ingested_at, holds)
+        log.warning("held %s: %s", delivery_id, "; ".join(h.detail for h in holds))
+        return _result(con, delivery_id, slices, unchanged=False)
+    _publish(con, delivery, delivery_id, stats, ingested_at, slices)
     log.info("loaded %s into %d slice(s)", delivery_id, len(slices))
-    return LoadResult(delivery_id, False, _slice_totals(con, delivery_id))
+    return _result(con, delivery_id, slices, unchanged=False)
+
+
+def _result(
+    con: duckdb.DuckDBPyConnection, delivery_id: str, slices: Sequence[SliceKey], *, unchanged: bool
+) -> LoadResult:
+    holds = con.execute(
+        "SELECT reason, provider_name, billing_account_id, billing_period, detail FROM meta.delivery_holds"
+        " WHERE delivery_id = $id AND accepted_at IS NULL AND $id IN"
+        " (SELECT delivery_id FROM meta.deliveries WHERE state = 'held') ORDER BY ALL",
+        {"id": delivery_id},
+    ).fetchall()
+    repairs = con.execute(
+        "SELECT change, rows FROM meta.delivery_repairs WHERE delivery_id = $id ORDER BY change", {"id": delivery_id}
+    ).fetchall()
+    return LoadResult(
+        delivery_id,
+        unchanged,
+        _slice_totals(con, delivery_id, slices),
+        tuple(Hold(*row) for row in holds),
+        tuple((str(change), int(rows)) for change, rows in repairs),
+    )
+
+
+def _accepted(con: duckdb.DuckDBPyConnection, delivery_id: str) -> bool:
+    row = con.execute(
+        "SELECT bool_and(accepted_at IS NOT NULL) FROM meta.delivery_holds WHERE delivery_id = $id",
+        {"id": delivery_id},
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def accept_delivery(con: duckdb.DuckDBPyConnection, delivery_id: str) -> list[Hold]:
+    """Record that a person accepted a held delivery: the next load of it publishes it. Returns its holds."""
+    state = con.execute("SELECT state FROM meta.deliveries WHERE delivery_id = $id", {"id": delivery_id}).fetchone()
+    if state is None or state[0] != HELD:
+        held = [r[0] for r in con.execute("SELECT delivery_id FROM meta.deliveries WHERE state = 'held'").fetchall()]
+        what = "superseded by a newer delivery" if state and state[0] == SUPERSEDED else "not held"
+        choices = f"held now: {', '.join(held)}" if held else "no delivery is held"
+        raise InputError(delivery_id, f"delivery {what}; {choices}")
+    holds = con.execute(
+        "SELECT reason, provider_name, billing_account_id, billing_period, detail FROM meta.delivery_holds"
+        " WHERE delivery_id = $id ORDER BY ALL",
+        {"id": delivery_id},
+    ).fetchall()
+    con.execute(
+        "UPDATE meta.delivery_holds SET accepted_at = now() WHERE delivery_id = $id AND accepted_at IS NULL",
+        {"id": delivery_id},
+    )
+    return [Hold(*row) for row in holds]
+
+
+def held_deliveries(con: duckdb.DuckDBPyConnection) -> dict[str, list[Hold]]:
+    """Deliveries waiting for ``gpuledger accept`` (none accepted yet), with why."""
+    rows = con.execute(
+        "SELECT h.delivery_id, h.reason, h.provider_name, h.billing_account_id, h.billing_period, h.detail"
+        " FROM meta.delivery_holds AS h JOIN meta.deliveries AS d USING (delivery_id)"
+        " WHERE d.state = 'held' AND h.accepted_at IS NULL ORDER BY ALL"
+    ).fetchall()
+    held: dict[str, list[Hold]] = {}
+    for delivery_id, *hold in rows:
+        held.setdefault(str(delivery_id), []).append(Hold(*hold))
+    return held
 
 
 def _owns_a_slice(con: duckdb.DuckDBPyConnection, delivery_id: str) -> bool:
@@ -178,11 +273,24 @@ def _owns_a_slice(con: duckdb.DuckDBPyConnection, delivery_id: str) -> bool:
     return bool(row and row[0])
 
 
+def _owned_slices(con: duckdb.DuckDBPyConnection, delivery_id: str) -> list[SliceKey]:
+    rows = con.execute(
+        "SELECT provider_name, billing_account_id, billing_period_start FROM meta.slices WHERE delivery_id = $id"
+        " ORDER BY ALL",
+        {"id": delivery_id},
+    ).fetchall()
+    return [(str(p), str(a), start) for p, a, start in rows]
+
+
 def _discard_unpublished(con: duckdb.DuckDBPyConnection) -> None:
-    """Drop staged rows that never got published (a failed audit, or a crash between write and publish)."""
+    """Drop staged rows that never got published (a failed audit, or a crash between write and publish); rows of a
+    held delivery stay until it is accepted or superseded."""
     with transaction(con):
-        con.execute("DELETE FROM focus.cost_rows WHERE x_DeliveryId NOT IN (SELECT delivery_id FROM meta.slices)")
-        con.execute("DELETE FROM meta.source_totals WHERE delivery_id NOT IN (SELECT delivery_id FROM meta.slices)")
+        kept = (
+            "SELECT delivery_id FROM meta.slices UNION ALL SELECT delivery_id FROM meta.deliveries WHERE state = 'held'"
+        )
+        con.execute(f"DELETE FROM focus.cost_rows WHERE x_DeliveryId NOT IN ({kept})")
+        con.execute(f"DELETE FROM meta.source_totals WHERE delivery_id NOT IN ({kept})")
 
 
 def _write(
@@ -198,12 +306,16 @@ def _write(
     with transaction(con):
         _insert_focus_rows(con, delivery, model, delivery_id, ingested_at)
         con.execute(
-            "INSERT INTO meta.source_totals SELECT $id, * FROM (" + load_sql(model.source_totals_sql) + ")",
+            "INSERT INTO meta.source_totals BY NAME SELECT $id AS delivery_id, * FROM ("
+            + load_sql(model.source_totals_sql)
+            + ")",
             {"id": delivery_id},
         )
 
 
-def _audit(con: duckdb.DuckDBPyConnection, delivery: Delivery, model: FormatModel, delivery_id: str) -> None:
+def _audit(
+    con: duckdb.DuckDBPyConnection, delivery: Delivery, model: FormatModel, delivery_id: str, rules: IngestConfig
+) -> None:
     _check_rows_match_manifest(con, delivery, delivery_id)
     _fail_on_check_violations(con, model, delivery_id)
     if delivery.files:
@@ -213,17 +325,66 @@ def _audit(con: duckdb.DuckDBPyConnection, delivery: Delivery, model: FormatMode
 def _publish(
     con: duckdb.DuckDBPyConnection,
     delivery: Delivery,
-    model: FormatModel,
     delivery_id: str,
     stats: FileStats,
     ingested_at: dt.datetime,
-) -> list[tuple[str, str, dt.datetime]]:
+    slices: Sequence[SliceKey],
+) -> None:
     """One transaction: older rows of the delivery's slices go, the delivery becomes their owner."""
     with transaction(con):
-        slices = _replace_slices(con, delivery, model, delivery_id)
-        _record_delivery(con, delivery, delivery_id, stats, ingested_at)
+        _supersede_held(con, delivery_id)
+        _replace_slices(con, delivery, delivery_id, slices)
+        _record_delivery(con, delivery, delivery_id, stats, ingested_at, PUBLISHED)
         failpoint("load:before-commit")
-    return slices
+
+
+def _hold(
+    con: duckdb.DuckDBPyConnection,
+    delivery: Delivery,
+    delivery_id: str,
+    stats: FileStats,
+    ingested_at: dt.datetime,
+    holds: Sequence[Hold],
+) -> None:
+    """Keep the checked rows staged, invisible, and record why they wait for ``gpuledger accept``."""
+    with transaction(con):
+        _supersede_held(con, delivery_id)
+        _record_delivery(con, delivery, delivery_id, stats, ingested_at, HELD)
+        con.execute("DELETE FROM meta.delivery_holds WHERE delivery_id = $id", {"id": delivery_id})
+        for hold in holds:
+            con.execute(
+                "INSERT INTO meta.delivery_holds VALUES ($id, $reason, $provider, $account, $period, $detail, now(),"
+                " NULL)",
+                {
+                    "id": delivery_id,
+                    "reason": hold.reason,
+                    "provider": hold.provider_name,
+                    "account": hold.billing_account_id,
+                    "period": hold.billing_period,
+                    "detail": hold.detail,
+                },
+            )
+
+
+def _supersede_held(con: duckdb.DuckDBPyConnection, delivery_id: str) -> None:
+    """Held deliveries of the slices in ``delivery_slices`` are overtaken by this newer one: their rows go."""
+    overtaken = [
+        row[0]
+        for row in con.execute(
+            "SELECT d.delivery_id FROM meta.deliveries AS d WHERE d.state = 'held' AND d.delivery_id <> $id AND ("
+            " EXISTS (SELECT 1 FROM meta.delivery_holds AS h JOIN delivery_slices AS s"
+            "  ON s.ProviderName = h.provider_name AND s.BillingAccountId = h.billing_account_id"
+            "  AND strftime(s.billing_month, '%Y-%m') = h.billing_period WHERE h.delivery_id = d.delivery_id)"
+            " OR EXISTS (SELECT 1 FROM focus.cost_rows AS c SEMI JOIN delivery_slices AS s"
+            "  USING (ProviderName, BillingAccountId, BillingPeriodStart) WHERE c.x_DeliveryId = d.delivery_id))",
+            {"id": delivery_id},
+        ).fetchall()
+    ]
+    for held in overtaken:
+        con.execute("DELETE FROM focus.cost_rows WHERE x_DeliveryId = $id", {"id": held})
+        con.execute("DELETE FROM meta.source_totals WHERE delivery_id = $id", {"id": held})
+        con.execute("UPDATE meta.deliveries SET state = 'superseded' WHERE delivery_id = $id", {"id": held})
+        log.info("held delivery %s superseded by %s", held, delivery_id)
 
 
 def _insert_focus_rows(
@@ -298,10 +459,11 @@ def _check_rows_match_manifest(con: duckdb.DuckDBPyConnection, delivery: Deliver
         )
 
 
-def _replace_slices(
+def _delivery_slices(
     con: duckdb.DuckDBPyConnection, delivery: Delivery, model: FormatModel, delivery_id: str
-) -> list[tuple[str, str, dt.datetime]]:
-    """Delete every older row of the slices this delivery covers; record the delivery as their owner."""
+) -> list[SliceKey]:
+    """The slices the delivery replaces: those its rows are in, plus the one its manifest names (so an empty
+    restatement empties its month; a provider-less format can only name the slices its rows cover)."""
     rows = con.execute(
         "SELECT DISTINCT ProviderName, BillingAccountId, BillingPeriodStart FROM focus.cost_rows"
         " WHERE x_DeliveryId = $id",
@@ -309,11 +471,17 @@ def _replace_slices(
     ).fetchall()
     slices = {(str(p), str(a), s) for p, a, s in rows}
     if model.provider_name and delivery.billing_period and delivery.billing_account_id:
-        # An empty restatement still replaces its period: the manifest names the slice (a provider-less
-        # format can only name the slices its rows cover).
-        start = model.billing_period_start(delivery.billing_period)
-        slices.add((model.provider_name, delivery.billing_account_id, start))
-    for provider, account, start in sorted(slices):
+        slices.add(
+            (model.provider_name, delivery.billing_account_id, model.billing_period_start(delivery.billing_period))
+        )
+    return sorted(slices)
+
+
+def _replace_slices(
+    con: duckdb.DuckDBPyConnection, delivery: Delivery, delivery_id: str, slices: Sequence[SliceKey]
+) -> None:
+    """Delete every older row of the slices this delivery covers; record the delivery (and its source) as owner."""
+    for provider, account, start in slices:
         key = {"provider": provider, "account": account, "start": start}
         con.execute(
             "DELETE FROM focus.cost_rows WHERE ProviderName = $provider AND BillingAccountId = $account"
@@ -326,10 +494,10 @@ def _replace_slices(
             key,
         )
         con.execute(
-            "INSERT INTO meta.slices VALUES ($provider, $account, $start, $id, now())",
-            {**key, "id": delivery_id},
+            "INSERT INTO meta.slices BY NAME SELECT $provider AS provider_name, $account AS billing_account_id,"
+            " $start AS billing_period_start, $id AS delivery_id, now() AS replaced_at, $source AS source_name",
+            {**key, "id": delivery_id, "source": delivery.source_name},
         )
-    return sorted(slices)
 
 
 def _fail_on_check_violations(con: duckdb.DuckDBPyConnection, model: FormatModel, delivery_id: str) -> None:
@@ -377,11 +545,16 @@ def _record_delivery(
     delivery_id: str,
     stats: FileStats,
     ingested_at: dt.datetime,
+    state: str,
 ) -> None:
     con.execute("DELETE FROM meta.deliveries WHERE delivery_id = $id", {"id": delivery_id})
     con.execute(
-        "INSERT INTO meta.deliveries SELECT $id, $source_name, $format, $account, $period, $version, $manifest,"
-        " $files, $bytes, $sha256, (SELECT count(*) FROM focus.cost_rows WHERE x_DeliveryId = $id), $first, now()",
+        "INSERT INTO meta.deliveries BY NAME SELECT $id AS delivery_id, $source_name AS source_name,"
+        " $format AS source_format, $account AS billing_account_id, $period AS billing_period, $version AS version,"
+        " $manifest AS manifest, $files AS files, $bytes AS bytes, $sha256 AS content_sha256,"
+        " (SELECT count(*) FROM focus.cost_rows WHERE x_DeliveryId = $id) AS focus_rows,"
+        " $first AS first_ingested_at, now() AS ingested_at, $state AS state, $version_time AS version_time,"
+        " $origin AS origin",
         {
             "id": delivery_id,
             "source_name": delivery.source_name,
@@ -394,17 +567,31 @@ def _record_delivery(
             "bytes": stats.bytes,
             "sha256": stats.sha256,
             "first": ingested_at,
+            "state": state,
+            "version_time": delivery.version_time,
+            "origin": delivery.origin,
         },
+    )
+    con.execute("DELETE FROM meta.delivery_repairs WHERE delivery_id = $id", {"id": delivery_id})
+    con.execute(
+        "INSERT INTO meta.delivery_repairs SELECT $id, change, count(*) FROM ("
+        " SELECT unnest(string_split(x_SourceChanges, ',')) AS change FROM focus.cost_rows"
+        " WHERE x_DeliveryId = $id AND x_SourceChanges IS NOT NULL) GROUP BY change",
+        {"id": delivery_id},
     )
 
 
-def _slice_totals(con: duckdb.DuckDBPyConnection, delivery_id: str) -> tuple[SliceTotal, ...]:
+def _slice_totals(
+    con: duckdb.DuckDBPyConnection, delivery_id: str, slices: Sequence[SliceKey]
+) -> tuple[SliceTotal, ...]:
+    """The delivery's own rows per slice (a slice it empties shows zero rows)."""
+    stage_slices(con, slices)
     rows = con.execute(
-        "SELECT s.provider_name, s.billing_account_id, s.billing_period_start, c.BillingCurrency,"
+        "SELECT s.ProviderName, s.BillingAccountId, s.BillingPeriodStart, c.BillingCurrency,"
         " count(c.BilledCost), coalesce(sum(c.BilledCost), 0), coalesce(sum(c.EffectiveCost), 0)"
-        " FROM meta.slices s LEFT JOIN focus.costs c ON c.ProviderName = s.provider_name"
-        " AND c.BillingAccountId = s.billing_account_id AND c.BillingPeriodStart = s.billing_period_start"
-        " WHERE s.delivery_id = $id GROUP BY ALL ORDER BY ALL",
+        " FROM delivery_slices AS s LEFT JOIN focus.cost_rows AS c ON c.x_DeliveryId = $id"
+        " AND c.ProviderName = s.ProviderName AND c.BillingAccountId = s.BillingAccountId"
+        " AND c.BillingPeriodStart = s.BillingPeriodStart GROUP BY ALL ORDER BY ALL",
         {"id": delivery_id},
     ).fetchall()
     return tuple(SliceTotal(*row) for row in rows)

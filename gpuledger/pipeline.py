@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import fcntl
 import os
 import re
@@ -124,6 +125,8 @@ def _discover_azure_focus(source: SourceConfig) -> list[Delivery]:
                     version=run.run_id,
                     manifest=run.manifest,
                     source_name=source.name,
+                    version_time=run.version_time,
+                    root=source.path,
                 )
             )
     return deliveries
@@ -154,7 +157,14 @@ def _discover_month_folders(source: SourceConfig) -> list[Delivery]:
             )
         months.setdefault(month, []).append(file)
     return [
-        Delivery(source_format=source.format, files=tuple(files), billing_period=month, source_name=source.name)
+        Delivery(
+            source_format=source.format,
+            files=tuple(files),
+            billing_period=month,
+            source_name=source.name,
+            version_time=max(dt.datetime.fromtimestamp(f.stat().st_mtime, dt.UTC) for f in files),
+            root=source.path,
+        )
         for month, files in sorted(months.items())
     ]
 
@@ -182,7 +192,8 @@ def deliveries_for(home: Path, provider: str | None = None, month: str | None = 
 
 def load_month(con: duckdb.DuckDBPyConnection, home: Path, provider: str, month: str) -> list[LoadResult]:
     """Load the newest delivery of every source for one (provider, billing month) partition."""
-    return [load_delivery(con, delivery) for delivery in deliveries_for(home, provider, month)]
+    rules = load_config(home).ingest
+    return [load_delivery(con, delivery, rules) for delivery in deliveries_for(home, provider, month)]
 
 
 def allocate(con: duckdb.DuckDBPyConnection, home: Path, month: str) -> tuple[list[TelemetryLoad], AllocationResult]:

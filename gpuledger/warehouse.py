@@ -44,6 +44,21 @@ CREATE TABLE IF NOT EXISTS meta.slices (
     delivery_id VARCHAR NOT NULL,
     replaced_at TIMESTAMPTZ NOT NULL
 );
+CREATE TABLE IF NOT EXISTS meta.delivery_repairs (
+    delivery_id VARCHAR NOT NULL,
+    change VARCHAR NOT NULL,
+    rows BIGINT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta.delivery_holds (
+    delivery_id VARCHAR NOT NULL,
+    reason VARCHAR NOT NULL,
+    provider_name VARCHAR NOT NULL,
+    billing_account_id VARCHAR NOT NULL,
+    billing_period VARCHAR NOT NULL,
+    detail VARCHAR NOT NULL,
+    held_at TIMESTAMPTZ NOT NULL,
+    accepted_at TIMESTAMPTZ
+);
 CREATE TABLE IF NOT EXISTS meta.source_totals (
     delivery_id VARCHAR NOT NULL,
     billing_account_id VARCHAR NOT NULL,
@@ -309,6 +324,7 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
             con.execute(f"ALTER TABLE focus.cost_rows ADD COLUMN IF NOT EXISTS {column.name} {column.sql_type}")
     # Statements issued before their data was stored gain the column (NULL: such a version cannot be rendered).
     con.execute("ALTER TABLE chargeback.statements ADD COLUMN IF NOT EXISTS data VARCHAR")
+    _ensure_delivery_contract_columns(con)
     con.execute(_PUBLISHED_VIEW)
     replace_ref_table(
         con,
@@ -349,6 +365,23 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
         "CREATE OR REPLACE VIEW ref.gpu_instances AS SELECT provider, instance_type, gpu_model,"
         " CAST(gpu_count AS INTEGER) AS gpu_count, CAST(gpu_memory_gib AS DOUBLE) AS gpu_memory_gib,"
         " CAST(gpu_memory_bandwidth_tbps AS DOUBLE) AS gpu_memory_bandwidth_tbps FROM ref.gpu_instance_types"
+    )
+
+
+def _ensure_delivery_contract_columns(con: duckdb.DuckDBPyConnection) -> None:
+    """What the ingestion contract records (docs/decisions/0011); warehouses made before it gain the columns."""
+    # state: 'published' (it owned its slices once), 'held' (checked, waiting for `gpuledger accept`),
+    # 'superseded' (held, then overtaken by a newer delivery of its slices)
+    con.execute("ALTER TABLE meta.deliveries ADD COLUMN IF NOT EXISTS state VARCHAR DEFAULT 'published'")
+    con.execute("ALTER TABLE meta.deliveries ADD COLUMN IF NOT EXISTS version_time TIMESTAMPTZ")
+    con.execute("ALTER TABLE meta.deliveries ADD COLUMN IF NOT EXISTS origin VARCHAR")
+    # line items a delivery lists more than once, where the format has a line-item id (NULL: it has none)
+    con.execute("ALTER TABLE meta.source_totals ADD COLUMN IF NOT EXISTS duplicate_line_items BIGINT")
+    # a slice belongs to the source that delivered it; older owners take their delivery's source
+    con.execute("ALTER TABLE meta.slices ADD COLUMN IF NOT EXISTS source_name VARCHAR")
+    con.execute(
+        "UPDATE meta.slices AS s SET source_name = d.source_name FROM meta.deliveries AS d"
+        " WHERE s.source_name IS NULL AND d.delivery_id = s.delivery_id AND d.source_name IS NOT NULL"
     )
 
 

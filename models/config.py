@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from gpuledger.errors import InputError
@@ -77,6 +78,9 @@ class SourceConfig:
     """Local folder laid out like the export bucket (the report/export folder); relative to home. For a remote
     source, the export folder inside its landing mirror."""
     remote: RemoteConfig | None = None
+    supersedes: tuple[str, ...] = ()
+    """Sources whose slices this one may take over (a migration, e.g. CUR 1 -> CUR 2.0): without it, a slice
+    delivered by another source is refused."""
 
     @property
     def provider(self) -> str:
@@ -135,12 +139,31 @@ class MonthsConfig:
 
 
 @dataclass(frozen=True)
+class IngestConfig:
+    """How strict the ingestion contract is and what it holds back for a person to accept (``[ingest]``,
+    docs/decisions/0011). A held delivery is loaded and checked but not published until ``gpuledger accept``."""
+
+    strict: bool = False
+    """Also reject a delivery in which a descriptive value had to be repaired (``x_SourceChanges``)."""
+    hold_empty_slice: bool = True
+    """Hold a delivery that would empty a slice holding charges: an empty export is more often a broken one."""
+    hold_closed_month_change: Decimal = Decimal("0.05")
+    """Hold a restatement moving a closed month's slice total (billed or effective, per currency) by more than
+    this share of it; the first delivery of a slice and small restatements go through."""
+    hold_usage_outside_period: bool = True
+    """Hold a delivery charging usage more than a month outside its billing period (corrections aside)."""
+    supersedes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Source name -> the sources whose slices it may take over (``supersedes`` of ``[[sources]]``)."""
+
+
+@dataclass(frozen=True)
 class Config:
     sources: tuple[SourceConfig, ...]
     telemetry: tuple[TelemetryConfig, ...] = ()
     allocation: AllocationConfig = field(default_factory=AllocationConfig)
     reporting: ReportingConfig = field(default_factory=ReportingConfig)
     months: MonthsConfig = field(default_factory=MonthsConfig)
+    ingest: IngestConfig = field(default_factory=IngestConfig)
 
 
 def load_config(home: Path) -> Config:
@@ -158,7 +181,7 @@ def load_config(home: Path) -> Config:
         if not isinstance(entry, dict):
             raise InputError(path, f"{where} is not a table")
         remotes = sorted(set(entry) & set(_REMOTE_KINDS))
-        unknown = set(entry) - {"name", "format", "path", *_REMOTE_KINDS}
+        unknown = set(entry) - {"name", "format", "path", "supersedes", *_REMOTE_KINDS}
         if unknown:
             raise InputError(path, f"{where}: unknown key(s) {sorted(unknown)}", column=sorted(unknown)[0])
         # a remote source's folder is its landing mirror: a path of its own would be a second truth
@@ -167,14 +190,16 @@ def load_config(home: Path) -> Config:
                 raise InputError(path, f"{where}: {key!r} must be a non-empty string", column=key)
         if entry["format"] not in SOURCE_FORMATS:
             raise InputError(path, f"{where}: format must be one of {', '.join(SOURCE_FORMATS)}", column="format")
+        supersedes = _names(path, f"{where} supersedes", entry.get("supersedes", []), "supersedes")
         if not remotes:
-            sources.append(SourceConfig(entry["name"], entry["format"], home / entry["path"]))
+            sources.append(SourceConfig(entry["name"], entry["format"], home / entry["path"], supersedes=supersedes))
             continue
         if len(remotes) > 1 or "path" in entry:
             message = f"{where}: give one remote ({' or '.join(_REMOTE_KINDS)}) or a path"
             raise InputError(path, message, column=remotes[0])
         remote = _remote(path, where, home / LANDING_FOLDER / entry["name"], entry["format"], remotes[0], entry)
-        sources.append(SourceConfig(entry["name"], entry["format"], _export_folder(remote, entry["format"]), remote))
+        folder = _export_folder(remote, entry["format"])
+        sources.append(SourceConfig(entry["name"], entry["format"], folder, remote, supersedes))
     names = [s.name for s in sources]
     if len(names) != len(set(names)):
         raise InputError(path, "source names must be unique", column="name")
@@ -185,7 +210,46 @@ def load_config(home: Path) -> Config:
         allocation=parse_allocation(path, data),
         reporting=_reporting(path, home, data.get("reporting", {})),
         months=_months(path, data.get("months", {})),
+        ingest=_ingest(path, data.get("ingest", {}), sources),
     )
+
+
+def _names(path: Path, where: str, value: object, column: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise InputError(path, f"{where} must be a list of names", column=column)
+    return tuple(value)
+
+
+_INGEST_SWITCHES = ("strict", "hold_empty_slice", "hold_usage_outside_period")
+
+
+def _ingest(path: Path, table: object, sources: list[SourceConfig]) -> IngestConfig:
+    """``[ingest]``: the contract's switches and hold threshold; ``supersedes`` comes from ``[[sources]]``."""
+    if not isinstance(table, dict):
+        raise InputError(path, "[ingest] must be a table", column="ingest")
+    unknown = sorted(set(table) - {*_INGEST_SWITCHES, "hold_closed_month_change"})
+    if unknown:
+        raise InputError(path, f"[ingest]: unknown key(s) {unknown}", column=f"ingest.{unknown[0]}")
+    switches = {}
+    for key in _INGEST_SWITCHES:
+        value = table.get(key, getattr(IngestConfig, key))
+        if not isinstance(value, bool):
+            raise InputError(path, f"[ingest] {key} must be true or false", column=f"ingest.{key}")
+        switches[key] = value
+    share = table.get("hold_closed_month_change", IngestConfig.hold_closed_month_change)
+    try:
+        if isinstance(share, bool):
+            raise InvalidOperation
+        share = Decimal(str(share))
+    except InvalidOperation:
+        share = Decimal(-1)
+    if not share >= 0:
+        raise InputError(
+            path, "[ingest] hold_closed_month_change must be a share >= 0", column="ingest.hold_closed_month_change"
+        )
+    # a superseded source may be gone from the file already (the migration is done): any name goes
+    supersedes = {s.name: s.supersedes for s in sources if s.supersedes}
+    return IngestConfig(**switches, hold_closed_month_change=share, supersedes=supersedes)
 
 
 def _remote(path: Path, where: str, landing: Path, fmt: str, kind: str, entry: dict[str, object]) -> RemoteConfig:

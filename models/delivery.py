@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,7 +38,18 @@ class Delivery:
     manifest: Path | None = None
     """Manifest that listed the files."""
     source_name: str | None = None
-    """Configured source (report or export name) the delivery was found in."""
+    """Source the delivery comes from: the configured source, else the report or export name. A slice belongs to
+    the source that first delivered it (docs/decisions/0011)."""
+    version_time: dt.datetime | None = None
+    """When the provider made this version, which orders deliveries of a slice (an older one never replaces a
+    newer one): Azure runInfo.submittedTime, GCP's newest export_time, the manifest's modification time for AWS
+    (whose manifests carry no time; the sync keeps S3's LastModified), the newest file for a folder of FOCUS files.
+    None: unknown, never blocks."""
+    origin: str | None = None
+    """Where the manifest says the files were delivered (``s3://<bucket>``); a slice keeps one origin."""
+    root: Path | None = None
+    """The export folder the delivery was found in: no file may lie outside it (a symbolic link leading out is
+    refused). None for files a user named one by one."""
 
     def delivery_id(self, content_sha256: str) -> str:
         """Stable id: the provider's version (when a manifest names one) plus the content hash of the files.

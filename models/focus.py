@@ -298,6 +298,19 @@ CUSTOM_COLUMNS: tuple[CustomColumn, ...] = (
     ),
     CustomColumn("x_InvoiceMonth", "VARCHAR", True, "GCP invoice.month (YYYYMM, US/Pacific) the row is billed in."),
     CustomColumn("x_SourceVersion", "VARCHAR", True, "Schema version of the source (e.g. FOCUS 1.0, EA, MCA)."),
+    CustomColumn(
+        "x_SourceChanges",
+        "VARCHAR",
+        True,
+        "Comma-separated repairs of this row's descriptive values (e.g. InvalidTags, MissingContractedCost);"
+        " NULL when the source's values were taken as they are (docs/decisions/0011).",
+    ),
+    CustomColumn(
+        "x_SourceValues",
+        "VARCHAR",
+        True,
+        "The repaired values as the source wrote them, a JSON object keyed by column; NULL without repairs.",
+    ),
 )
 
 FOCUS_COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in FOCUS_COLUMNS)

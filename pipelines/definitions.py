@@ -97,6 +97,13 @@ def ingestion_partition_key(month: str, provider: str) -> MultiPartitionKey:
             asset=["focus", "costs"],
             description="Sums per account, period and currency equal the source's billed and amortized totals.",
         ),
+        AssetCheckSpec(
+            "held_deliveries",
+            asset=["focus", "costs"],
+            description="No delivery is held for review: one that would empty a slice, move a closed month by more "
+            "than [ingest] hold_closed_month_change or charge usage far outside its period waits for "
+            "`gpuledger accept` (its slices keep what was published).",
+        ),
     ],
     description="FOCUS 1.2 rows of one billing month of one provider, replaced by the newest deliveries.",
 )
@@ -119,12 +126,17 @@ def focus_costs(
             for load in loaded
             if con.execute(load_sql("reconcile/focus_vs_source.sql"), {"id": load.delivery_id}).fetchall()
         ]
-    slices = [s for load in loaded for s in load.slices]
+    slices = [s for load in loaded if not load.held for s in load.slices]
+    held = {load.delivery_id: [h.describe() for h in load.holds] for load in loaded if load.held}
     context.log.info("%s %s: %d deliveries, %d slices", provider, month, len(loaded), len(slices))
+    for delivery_id, reasons in held.items():
+        context.log.warning(f"held for review: {delivery_id}: {'; '.join(reasons)}")
     yield MaterializeResult(
         metadata={
             "deliveries": [load.delivery_id for load in loaded],
             "unchanged_deliveries": sum(load.unchanged for load in loaded),
+            "held_deliveries": sorted(held),
+            "repaired_values": {load.delivery_id: dict(load.repairs) for load in loaded if load.repairs},
             "focus_rows": sum(s.rows for s in slices),
             "billed_cost_by_currency": _by_currency(slices, "billed_cost"),
             "effective_cost_by_currency": _by_currency(slices, "effective_cost"),
@@ -141,6 +153,12 @@ def focus_costs(
         passed=not unreconciled,
         severity=AssetCheckSeverity.ERROR,
         metadata={"unreconciled_deliveries": unreconciled},
+    )
+    yield AssetCheckResult(
+        check_name="held_deliveries",
+        passed=not held,
+        severity=AssetCheckSeverity.WARN,
+        metadata={"held": held},
     )
 
 

@@ -13,7 +13,7 @@ from cur_cases import EXPECTED_BILLED, PAYER, every_line_item_type, write_cur1_c
 
 from connectors.aws.exports import discover_cur1
 from gpuledger.errors import InputError
-from gpuledger.load import FORMAT_MODELS, _write, load_delivery
+from gpuledger.load import FORMAT_MODELS, _write, accept_delivery, load_delivery
 from models.delivery import Delivery
 
 
@@ -56,15 +56,29 @@ def test_restating_delivery_replaces_the_period(con, tmp_path):
     assert owner[0].startswith("aws-cur1:012345678901:2026-11:a2:")
 
 
-def test_empty_restatement_empties_its_period(con, tmp_path):
+def test_empty_restatement_is_held_and_empties_its_period_once_accepted(con, tmp_path):
     report = tmp_path / "helios"
     _deliver(report, "a1", every_line_item_type())
     load_delivery(con, discover_cur1(report)[0])
     _deliver(report, "a2", [])
+    held = load_delivery(con, discover_cur1(report)[0])
+    assert [(h.reason, h.billing_period) for h in held.holds] == [("empty_slice", "2026-11")]
+    assert _billed(con) == EXPECTED_BILLED
+    assert load_delivery(con, discover_cur1(report)[0]).unchanged  # still held, nothing done again
+    accept_delivery(con, held.delivery_id)
     result = load_delivery(con, discover_cur1(report)[0])
-    assert _billed(con) == 0
+    assert not result.held and _billed(con) == 0
     (emptied,) = result.slices
     assert (emptied.billing_account_id, emptied.rows) == (PAYER, 0)
+
+
+def test_first_empty_delivery_of_a_slice_loads_as_zero_rows(con, tmp_path):
+    report = tmp_path / "helios"
+    _deliver(report, "a1", [])
+    result = load_delivery(con, discover_cur1(report)[0])
+    assert not result.held
+    (empty,) = result.slices
+    assert (empty.billing_account_id, empty.rows, empty.billed_cost) == (PAYER, 0, 0)
 
 
 def test_rows_outside_the_manifest_period_are_refused(con, tmp_path):

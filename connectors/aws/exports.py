@@ -17,6 +17,7 @@ are rejected.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 import re
@@ -30,6 +31,8 @@ log = logging.getLogger(__name__)
 
 _CUR1_RANGE = re.compile(r"^(\d{4})(\d{2})01-\d{8}$")
 _BILLING_PERIOD = re.compile(r"^BILLING_PERIOD=(\d{4}-\d{2})$")
+# CUR 1 manifests state the period as {"start": "20261101T000000.000Z", ...}; Data Exports as "2026-11" (or so).
+_MANIFEST_PERIOD = re.compile(r"^(\d{4})-?(\d{2})")
 
 
 def is_cur1_report(folder: Path) -> bool:
@@ -53,17 +56,23 @@ def discover_cur1(report_folder: Path, source_name: str | None = None) -> list[D
             log.info("%s: no manifest yet, not a delivery", period_folder)
             continue
         manifest = _read_manifest(manifest_path)
+        period = f"{match.group(1)}-{match.group(2)}"
+        _require_manifest_period(manifest_path, manifest, period)
         keys = _field(manifest_path, manifest, "reportKeys", list)
         files = tuple(_key_to_local(manifest_path, period_folder, key, anchor=period_folder.name) for key in keys)
+        bucket = _optional_str(manifest.get("bucket"))
         deliveries.append(
             Delivery(
                 source_format="aws-cur1",
                 files=files,
-                billing_period=f"{match.group(1)}-{match.group(2)}",
+                billing_period=period,
                 billing_account_id=_optional_str(manifest.get("account")),
                 version=_optional_str(manifest.get("assemblyId")),
                 manifest=manifest_path,
                 source_name=source_name or report,
+                version_time=_modified(manifest_path),
+                origin=f"s3://{bucket}" if bucket else None,
+                root=report_folder,
             )
         )
     return deliveries
@@ -82,18 +91,26 @@ def discover_data_export(export_folder: Path, source_format: str, source_name: s
         if not manifest_path.is_file():
             continue
         manifest = _read_manifest(manifest_path)
+        period = match.group(1)
+        _require_manifest_period(manifest_path, manifest, period)
         keys = _field(manifest_path, manifest, "dataFiles", list)
         data_root = export_folder / "data"
-        files = tuple(_key_to_local(manifest_path, data_root, key, anchor="data") for key in keys)
+        files = tuple(
+            _key_to_local(manifest_path, data_root, key, anchor="data", period_folder=f"BILLING_PERIOD={period}")
+            for key in keys
+        )
         deliveries.append(
             Delivery(
                 source_format=source_format,
                 files=files,
-                billing_period=match.group(1),
+                billing_period=period,
                 billing_account_id=_account_from_arn(manifest.get("exportArn")),
                 version=_optional_str(manifest.get("executionId")),
                 manifest=manifest_path,
                 source_name=source_name or export,
+                version_time=_modified(manifest_path),
+                origin=_single_bucket(manifest_path, keys),
+                root=export_folder,
             )
         )
     _log_unmanifested_periods(export_folder, {d.billing_period for d in deliveries})
@@ -125,6 +142,33 @@ def _field(path: Path, manifest: dict[str, Any], name: str, kind: type) -> Any:
     return value
 
 
+def _modified(path: Path) -> dt.datetime:
+    """AWS manifests carry no time: their modification time (S3's LastModified, kept by the sync) orders them."""
+    return dt.datetime.fromtimestamp(path.stat().st_mtime, dt.UTC)
+
+
+def _require_manifest_period(path: Path, manifest: dict[str, Any], period: str) -> None:
+    """A manifest stating another billing period than its folder's would deliver one month as another."""
+    stated = manifest.get("billingPeriod")
+    if isinstance(stated, dict):
+        stated = stated.get("start")
+    if stated is None:
+        return
+    match = _MANIFEST_PERIOD.match(str(stated))
+    if not match or f"{match.group(1)}-{match.group(2)}" != period:
+        message = f"the manifest states billing period {stated!r}, but it is the manifest of {period}"
+        raise InputError(path, message, column="billingPeriod")
+
+
+def _single_bucket(path: Path, keys: list[Any]) -> str | None:
+    """``s3://<bucket>`` the data files' URIs name; one delivery comes from one bucket."""
+    buckets = {str(k).removeprefix("s3://").split("/", 1)[0] for k in keys if str(k).startswith("s3://")}
+    if len(buckets) > 1:
+        names = ", ".join(sorted(buckets))
+        raise InputError(path, f"the manifest lists files in several buckets ({names})", column="dataFiles")
+    return f"s3://{buckets.pop()}" if buckets else None
+
+
 def _optional_str(value: object) -> str | None:
     return str(value) if value not in (None, "") else None
 
@@ -135,8 +179,10 @@ def _account_from_arn(arn: object) -> str | None:
     return parts[4] if len(parts) > 5 and parts[4] else None
 
 
-def _key_to_local(manifest_path: Path, local_anchor: Path, key: object, *, anchor: str) -> Path:
-    """Map an S3 key or URI to the local mirror, refusing keys outside the export folder."""
+def _key_to_local(
+    manifest_path: Path, local_anchor: Path, key: object, *, anchor: str, period_folder: str | None = None
+) -> Path:
+    """Map an S3 key or URI to the local mirror, refusing keys outside the export folder (or its period's data)."""
     if not isinstance(key, str) or not key:
         raise InputError(manifest_path, f"manifest lists an invalid key {key!r}")
     path = PurePosixPath(re.sub(r"^s3://[^/]+/", "", key))
@@ -146,6 +192,9 @@ def _key_to_local(manifest_path: Path, local_anchor: Path, key: object, *, ancho
     relative = parts[parts.index(anchor) + 1 :]
     if not relative:
         raise InputError(manifest_path, f"manifest key {key!r} names a folder, not a file")
+    if period_folder is not None and relative[0] != period_folder:
+        message = f"manifest key {key!r} is outside this period's data folder {period_folder}"
+        raise InputError(manifest_path, message, column="dataFiles")
     local = local_anchor.joinpath(*relative)
     if not local.is_file():
         raise InputError(manifest_path, f"manifest lists {key!r}, which does not exist at {local}")

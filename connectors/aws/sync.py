@@ -24,6 +24,7 @@ import hashlib
 import io
 import json
 import logging
+import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -120,6 +121,8 @@ class _Object:
     key: str
     size: int
     etag: str
+    modified: float | None = None
+    """LastModified (POSIX seconds) where the listing gave it."""
 
 
 @dataclass(frozen=True)
@@ -195,7 +198,9 @@ def _list(client: Any, bucket: str, prefix: str, delimiter: str = "") -> tuple[l
     folders: list[str] = []
     kwargs = {"Bucket": bucket, "Prefix": prefix} | ({"Delimiter": delimiter} if delimiter else {})
     for page in client.get_paginator("list_objects_v2").paginate(**kwargs):
-        objects.extend(_Object(o["Key"], o["Size"], o["ETag"]) for o in page.get("Contents", []))
+        objects.extend(
+            _Object(o["Key"], o["Size"], o["ETag"], o["LastModified"].timestamp()) for o in page.get("Contents", [])
+        )
         folders.extend(p["Prefix"] for p in page.get("CommonPrefixes", []))
     return objects, folders
 
@@ -296,6 +301,8 @@ def _pull(
         downloaded.append(files[-1])
     # The manifest goes last: until it is in place the period's previous delivery (or none) is what counts.
     write_atomically(landing_dir / ref.obj.key, manifest_bytes)
+    if ref.obj.modified is not None:  # AWS manifests carry no time: S3's orders the deliveries of a period
+        os.utime(landing_dir / ref.obj.key, (ref.obj.modified, ref.obj.modified))
     version = manifest.get(_MANIFEST_VERSION_FIELD[config.kind])
     delivery = LedgerEntry(
         provider=PROVIDER,

@@ -16,6 +16,7 @@ manifest is not a delivery yet. An actual and an amortized export are paired by 
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 import re
@@ -62,6 +63,20 @@ class ExportRun:
     @property
     def billing_period(self) -> str | None:
         return period_of_range(self.range_folder.name)
+
+    @property
+    def version_time(self) -> dt.datetime:
+        """When Azure made the run: its submittedTime, else its run-time folder, else the manifest's mtime."""
+        submitted, run_time, modified = self.order_key
+        try:
+            if submitted:
+                parsed = dt.datetime.fromisoformat(submitted.replace("Z", "+00:00"))
+                return parsed.replace(tzinfo=dt.UTC) if parsed.tzinfo is None else parsed.astimezone(dt.UTC)
+            if run_time:
+                return dt.datetime.strptime(run_time, "%Y%m%d%H%M").replace(tzinfo=dt.UTC)
+        except ValueError:
+            pass  # a malformed time orders by the file's own
+        return dt.datetime.fromtimestamp(modified, dt.UTC)
 
 
 @dataclass(frozen=True)
@@ -124,7 +139,7 @@ def discover_export(export_folder: Path, source_format: str, source_name: str | 
                 f"export {export_folder.name!r} holds {run.dataset} cost, but its source is {source_format}",
                 column="exportConfig.type",
             )
-        deliveries.append(_delivery(source_format, (run,), source_name or export_folder.name))
+        deliveries.append(_delivery(source_format, (run,), source_name or export_folder.name, export_folder))
     return deliveries
 
 
@@ -161,7 +176,8 @@ def discover_cost_details(directory: Path, source_name: str | None = None) -> li
                     f"paired exports cover different scopes: {actual.scope} and {amortized.scope}",
                     column="exportConfig.resourceId",
                 )
-            deliveries.append(_delivery(COMBINED_FORMAT, (actual, amortized), source_name or stem.strip("-_ ")))
+            name = source_name or stem.strip("-_ ")
+            deliveries.append(_delivery(COMBINED_FORMAT, (actual, amortized), name, directory))
     return deliveries
 
 
@@ -253,7 +269,7 @@ def is_run_manifest(relative: PurePosixPath) -> bool:
     return relative.name in MANIFEST_NAMES and len(relative.parts) <= _MAX_MANIFEST_DEPTH + 1
 
 
-def _delivery(source_format: str, runs: tuple[ExportRun, ...], source_name: str) -> Delivery:
+def _delivery(source_format: str, runs: tuple[ExportRun, ...], source_name: str, root: Path) -> Delivery:
     first = runs[0]
     return Delivery(
         source_format=source_format,
@@ -263,6 +279,8 @@ def _delivery(source_format: str, runs: tuple[ExportRun, ...], source_name: str)
         version="+".join(run.run_id for run in runs),
         manifest=first.manifest,
         source_name=source_name,
+        version_time=max(run.version_time for run in runs),
+        root=root,
     )
 
 

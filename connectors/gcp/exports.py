@@ -106,6 +106,8 @@ def discover_table(table: Path, source_format: str, source_name: str | None = No
                 billing_account_id=account,
                 version=export_time.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
                 source_name=source_name or table.name,
+                version_time=export_time,
+                root=table,
             )
         )
     return deliveries

@@ -9,7 +9,6 @@ DECIMAL from text. Which rows a delivery keeps and how they are amortized is the
 
 from __future__ import annotations
 
-import gzip
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -112,7 +111,6 @@ def _create_view(
     con: duckdb.DuckDBPyConnection, raw: duckdb.DuckDBPyRelation, files: Sequence[Path], mode: str
 ) -> dict[str, str]:
     """Expose ``raw`` as ``azure_cost_src``; returns the file's own headers that are cast, for error diagnostics."""
-    _require_commas(files)
     raw.create_view(_RAW_VIEW, replace=True)
     header_types = {name: str(sql_type) for name, sql_type in zip(raw.columns, raw.types, strict=True)}
     source_columns = [name for name in header_types if name != "filename"]
@@ -264,25 +262,3 @@ def _bom_guarded_filename(header: str, raw_type: str) -> str:
     return (
         f"CASE WHEN starts_with({quote_ident(header)}, {quote_literal(_BOM)}) THEN error({message}) ELSE filename END"
     )
-
-
-def _require_commas(files: Sequence[Path]) -> None:
-    """Azure writes commas only: a ';' or tab header means a file re-saved by a spreadsheet (localized numbers).
-
-    The files' columns need not be in the same order: ``read_raw`` matches them by name and refuses a file
-    that lacks a column another file of the delivery has.
-    """
-    for file in (f for f in files if file_kind(f) == "csv"):
-        line = _header_line(file)
-        for delimiter, name in ((";", "';'"), ("\t", "tabs")):
-            if line.count(delimiter) > line.count(","):
-                raise InputError(file, f"not comma-separated: the header is delimited by {name}")
-
-
-def _header_line(file: Path) -> str:
-    opener = gzip.open if file.name.lower().endswith((".gz", ".gzip")) else open
-    try:
-        with opener(file, "rb") as handle:
-            return handle.readline(1 << 20).decode("utf-8-sig", errors="replace").rstrip("\r\n")
-    except (OSError, EOFError) as exc:
-        raise InputError(file, f"unreadable: {exc}") from exc

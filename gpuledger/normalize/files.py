@@ -1,14 +1,19 @@
 """Reading export data files into DuckDB relations, and pinpointing bad values in them.
 
-CSV is always read as text (``all_varchar``) and cast explicitly by the format's reader, so a cost
-column is never typed by sniffing. Parquet keeps its declared types. The files of a delivery are matched
-by column name (case-insensitively, as DuckDB binds names), never by position, and must all have the same
-columns: a file lacking one would otherwise read as NULLs there.
+CSV is always read as text and cast explicitly by the format's reader, so a cost column is never typed by
+sniffing; nor is the dialect: RFC 4180 (comma, double quotes), the header as the file states it, strict, so
+an unterminated quote or a short row is an error naming its row instead of a file read as one column.
+Parquet keeps its declared types. The files of a delivery are matched by column name (case-insensitively, as
+DuckDB binds names), never by position, and must all have the same columns: a file lacking one would
+otherwise read as NULLs there.
 """
 
 from __future__ import annotations
 
+import csv
+import gzip
 import hashlib
+import re
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,10 +21,19 @@ from pathlib import Path
 
 import duckdb
 
-from gpuledger.errors import InputError
+from gpuledger.errors import InputError, describe_error, printable
 from gpuledger.sqlfiles import quote_ident
 
 _CHUNK = 1 << 20
+_CSV_DIALECT = "header = true, auto_detect = false, delim = ',', quote = '\"', escape = '\"', strict_mode = true"
+# DuckDB names a CSV error's physical line (the header is line 1) and its reason after the echoed line.
+_CSV_ERROR_LINE = re.compile(r"CSV Error on Line: (\d+)")
+_CSV_ERROR_REASONS = (
+    "Value with unterminated quote found.",
+    "Expected Number of Columns",
+    "Invalid unicode",
+    "Maximum line size",
+)
 
 
 def file_kind(path: Path) -> str:
@@ -36,17 +50,55 @@ def read_raw(con: duckdb.DuckDBPyConnection, files: Sequence[Path]) -> duckdb.Du
     kinds = {file_kind(f) for f in files}
     if len(kinds) > 1:
         raise InputError(files[0], "a delivery mixes CSV and Parquet files")
-    names = [str(f) for f in files]
     try:
         if kinds == {"parquet"}:
-            raw = con.read_parquet(names, filename=True, union_by_name=True)
+            raw = con.read_parquet([str(f) for f in files], filename=True, union_by_name=True)
         else:
-            raw = con.read_csv(names, header=True, all_varchar=True, filename=True, union_by_name=True)
+            parts: list[str] = []
+            params: dict[str, object] = {}
+            for i, file in enumerate(files):
+                parts.append(f"SELECT * FROM read_csv($f{i}, {_CSV_DIALECT}, columns = $c{i}, filename = true)")
+                params |= {f"f{i}": str(file), f"c{i}": dict.fromkeys(csv_header(file), "VARCHAR")}
+            raw = con.sql(" UNION ALL BY NAME ".join(parts), params=params)
     except duckdb.Error as exc:
         raise _file_error(con, files, exc) from exc
     if len(files) > 1:
         _require_same_columns(con, files, raw.columns)
     return raw
+
+
+def csv_header(file: Path) -> list[str]:
+    """The column names a CSV file's first record states (a byte order mark before it is not part of a name).
+
+    Exports are comma-separated: a ';' or tab header means a file re-saved by a spreadsheet (localized numbers).
+    """
+    opener = gzip.open if file.name.lower().endswith((".gz", ".gzip")) else open
+    try:
+        with opener(file, "rt", encoding="utf-8-sig", newline="") as handle:
+            first = handle.readline(1 << 20)
+            header = next(csv.reader([first.rstrip("\r\n")]), None) if '"' not in first else None
+            if header is None:  # a quoted header may span lines: let the csv module read the whole record
+                handle.seek(0)
+                header = next(csv.reader(handle), None)
+    except (OSError, EOFError, UnicodeDecodeError, csv.Error) as exc:
+        raise InputError(file, f"unreadable header: {exc}", row=0) from exc
+    for delimiter, name in ((";", "';'"), ("\t", "tabs")):
+        if first.count(delimiter) > first.count(","):
+            raise InputError(file, f"not comma-separated: the header is delimited by {name}", row=0)
+    if not header or not any(name.strip() for name in header):
+        raise InputError(file, "no header: a CSV export starts with its column names", row=0)
+    duplicated = sorted({name for name in header if header.count(name) > 1})
+    if duplicated:
+        raise InputError(file, "the header names a column twice", row=0, column=duplicated[0])
+    return header
+
+
+def read_csv_file(con: duckdb.DuckDBPyConnection, file: Path) -> duckdb.DuckDBPyRelation:
+    """One CSV file, every column as text, read with the delivery's dialect (row numbers as its own)."""
+    return con.sql(
+        f"SELECT * FROM read_csv($file, {_CSV_DIALECT}, columns = $columns)",
+        params={"file": str(file), "columns": dict.fromkeys(csv_header(file), "VARCHAR")},
+    )
 
 
 def _require_same_columns(con: duckdb.DuckDBPyConnection, files: Sequence[Path], columns: Sequence[str]) -> None:
@@ -57,7 +109,7 @@ def _require_same_columns(con: duckdb.DuckDBPyConnection, files: Sequence[Path],
         try:
             own = {c.lower(): c for c in _single_file(con, file).columns}
         except duckdb.Error as exc:
-            raise InputError(file, f"unreadable: {_first_line(exc)}") from exc
+            raise file_read_error(file, exc) from exc
         per_file.append((file, own))
         for key in own:
             holders.setdefault(key, file)
@@ -74,7 +126,7 @@ def _require_same_columns(con: duckdb.DuckDBPyConnection, files: Sequence[Path],
 def _single_file(con: duckdb.DuckDBPyConnection, file: Path) -> duckdb.DuckDBPyRelation:
     if file_kind(file) == "parquet":
         return con.read_parquet(str(file))
-    return con.read_csv(str(file), header=True, all_varchar=True)
+    return read_csv_file(con, file)
 
 
 def cast_expr(header: str, raw_type: str, sql_type: str) -> str:
@@ -95,23 +147,25 @@ def cast_expr(header: str, raw_type: str, sql_type: str) -> str:
 
 
 def _file_error(con: duckdb.DuckDBPyConnection, files: Sequence[Path], exc: duckdb.Error) -> InputError:
-    """Name the file a DuckDB read error comes from (DuckDB's message may not)."""
-    for file in files:
-        try:
-            if file_kind(file) == "parquet":
-                con.execute("SELECT count(*) FROM read_parquet($file)", {"file": str(file)}).fetchall()
-            else:
-                con.execute(
-                    "SELECT count(*) FROM read_csv($file, header = true, all_varchar = true)",
-                    {"file": str(file)},
-                ).fetchall()
-        except duckdb.Error as file_exc:
-            return InputError(file, f"unreadable: {_first_line(file_exc)}")
-    return InputError(files[0], f"unreadable delivery: {_first_line(exc)}")
+    """Name the file (and for CSV the row) a DuckDB read error comes from, with DuckDB's reason."""
+    # a cursor of its own: the failed read may have aborted the caller's transaction
+    with con.cursor() as diagnostics:
+        for file in files:
+            try:
+                _single_file(diagnostics, file).aggregate("count(*)").fetchall()
+            except duckdb.Error as file_exc:
+                return file_read_error(file, file_exc)
+    return InputError(files[0], f"unreadable delivery: {describe_error(exc)}")
 
 
-def _first_line(exc: BaseException) -> str:
-    return str(exc).strip().splitlines()[0]
+def file_read_error(file: Path, exc: BaseException) -> InputError:
+    """DuckDB's read error as one line: the row (CSV: its physical line less the header) and the reason."""
+    text = str(exc)
+    line = _CSV_ERROR_LINE.search(text)
+    reason = next((r for r in text.splitlines() if r.strip().startswith(_CSV_ERROR_REASONS)), None)
+    if line and reason:
+        return InputError(file, f"not a well-formed CSV row: {reason.strip()}", row=int(line.group(1)) - 1)
+    return InputError(file, f"unreadable: {describe_error(exc)}")
 
 
 @dataclass(frozen=True)
@@ -120,25 +174,47 @@ class FileStats:
     sha256: str
 
 
-def verify_files(files: Sequence[Path]) -> FileStats:
-    """Hash the delivery and prove every gzip member is complete.
+def verify_files(files: Sequence[Path], root: Path | None = None) -> FileStats:
+    """Hash the delivery, prove every gzip member is complete, and refuse a file counted twice.
 
-    DuckDB reads a truncated gzip file as if it simply ended, which would silently drop rows.
+    DuckDB reads a truncated gzip file as if it simply ended, which would silently drop rows. A file listed
+    twice, two names holding the same bytes (a part copied under another name) or a file reached through a
+    link leading out of the export folder ``root`` would count money that is not the delivery's.
     """
+    _refuse_outside(files, root)
     digest = hashlib.sha256()
     total = 0
+    seen: dict[Path, Path] = {}
+    by_content: dict[str, Path] = {}
     for file in files:
+        if (first := seen.setdefault(file.resolve(), file)) is not file:
+            raise InputError(file, f"listed twice in the delivery (also as {first}): its rows would count twice")
+        own, size = hashlib.sha256(), 0
         is_gzip = file.name.lower().endswith((".gz", ".gzip"))
         inflater = zlib.decompressobj(wbits=47) if is_gzip else None
         with file.open("rb") as handle:
             while chunk := handle.read(_CHUNK):
                 digest.update(chunk)
-                total += len(chunk)
+                own.update(chunk)
+                size += len(chunk)
                 if inflater is not None:
                     _inflate(file, inflater, chunk)
         if inflater is not None:
             _finish_gzip(file, inflater)
+        total += size
+        if size and (twin := by_content.setdefault(own.hexdigest(), file)) is not file:
+            raise InputError(file, f"has the same bytes as {twin} of the same delivery: its rows would count twice")
     return FileStats(bytes=total, sha256=digest.hexdigest())
+
+
+def _refuse_outside(files: Sequence[Path], root: Path | None) -> None:
+    """Every file of an export folder lies inside it once links are resolved (no link leads outside)."""
+    if root is None:
+        return
+    base = root.resolve()
+    for file in files:
+        if not file.resolve().is_relative_to(base):
+            raise InputError(file, f"a link leads outside the export folder {root} (to {file.resolve()}): refused")
 
 
 def _inflate(file: Path, inflater: zlib._Decompress, chunk: bytes) -> None:
@@ -171,20 +247,41 @@ def first_bad_row(
 
     ``bad_value_predicate`` is SQL over ``v`` (the raw value) written by our code, never input;
     ``params`` are bound into it.
+    """
+    found = matching_rows(con, file, {"v": column}, bad_value_predicate, params)
+    return (found[0][0], found[0][1][0]) if found else None
+
+
+def matching_rows(
+    con: duckdb.DuckDBPyConnection,
+    file: Path,
+    columns: dict[str, str],
+    predicate: str,
+    params: dict[str, object] | None = None,
+    limit: int = 1,
+) -> list[tuple[int, tuple[str, ...]]]:
+    """The first ``limit`` rows (1-based number, values as text) where ``predicate`` holds over ``columns``
+    (alias -> the file's header); the predicate is our SQL over the aliases, ``params`` bound into it.
+
     Runs single-threaded with insertion order kept so the row number is the file's own.
     """
+    cells = ", ".join(f"{quote_ident(header)} AS {alias}" for alias, header in columns.items())
     if file_kind(file) == "parquet":
-        source = "SELECT file_row_number + 1 AS rn, {col} AS v FROM read_parquet($file, file_row_number = true)"
+        source = f"SELECT file_row_number + 1 AS rn, {cells} FROM read_parquet($file, file_row_number = true)"
+        args: dict[str, object] = {"file": str(file)}
     else:
-        source = "SELECT row_number() OVER () AS rn, {col} AS v FROM read_csv($file, header = true, all_varchar = true)"
-    query = f"SELECT rn, CAST(v AS VARCHAR) FROM ({source.format(col=quote_ident(column))}) WHERE {bad_value_predicate}"
+        source = f"SELECT row_number() OVER () AS rn, {cells} FROM read_csv($file, {_CSV_DIALECT}, columns = $columns)"
+        args = {"file": str(file), "columns": dict.fromkeys(csv_header(file), "VARCHAR")}
+    values = ", ".join(f"CAST({alias} AS VARCHAR)" for alias in columns)
+    query = f"SELECT rn, {values} FROM ({source}) WHERE {predicate} ORDER BY rn LIMIT {int(limit)}"
     settings = con.execute("SELECT current_setting('threads'), current_setting('preserve_insertion_order')").fetchone()
     con.execute("SET threads = 1")
     con.execute("SET preserve_insertion_order = true")
     try:
-        found = con.execute(query + " ORDER BY rn LIMIT 1", {"file": str(file), **(params or {})}).fetchone()
+        found = con.execute(query, {**args, **(params or {})}).fetchall()
     finally:
         assert settings is not None
         con.execute(f"SET threads = {int(settings[0])}")
         con.execute(f"SET preserve_insertion_order = {'true' if settings[1] else 'false'}")
-    return (int(found[0]), str(found[1])) if found else None
+    # values are for messages: a runaway cell (a 10 MB tag) is cut, control characters escaped
+    return [(int(row[0]), tuple(printable(str(v)) for v in row[1:])) for row in found]

@@ -1,11 +1,18 @@
 -- Source-side totals of one AWS CUR delivery, straight from its line items: billed = sum of
 -- lineItem/UnblendedCost (the invoice), amortized = the CID summary-view formula per line item type.
--- The loader compares them with sum(BilledCost) / sum(EffectiveCost) of the FOCUS rows it wrote.
+-- The loader compares them with sum(BilledCost) / sum(EffectiveCost) of the FOCUS rows it wrote, and refuses a
+-- delivery listing a line item twice: identity/LineItemId + identity/TimeInterval is unique within a delivery.
+WITH line_items AS (
+    SELECT *, identity_line_item_id || '@' || coalesce(identity_time_interval, '') AS line_item_identity
+    FROM aws_cur_src
+)
+
 SELECT
     bill_payer_account_id AS billing_account_id,
     bill_billing_period_start_date AS billing_period_start,
     line_item_currency_code AS currency,
     count(*) AS source_rows,
+    count(line_item_identity) - count(DISTINCT line_item_identity) AS duplicate_line_items,
     sum(line_item_unblended_cost) AS billed_cost,
     sum(
         CASE line_item_line_item_type
@@ -26,5 +33,5 @@ SELECT
             ELSE line_item_unblended_cost
         END
     ) AS effective_cost
-FROM aws_cur_src
+FROM line_items
 GROUP BY ALL

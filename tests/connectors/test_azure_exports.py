@@ -24,7 +24,7 @@ from conftest import focus_snapshot
 
 from connectors.azure import exports
 from gpuledger.errors import InputError
-from gpuledger.load import load_delivery
+from gpuledger.load import accept_delivery, load_delivery
 from gpuledger.pipeline import deliveries_from_paths, discover
 from models.config import SourceConfig
 
@@ -248,7 +248,11 @@ def test_empty_restatement_of_an_enrollment_empties_its_month(con, tmp_path):
     write_run(root, "ea", [], run_id="r2", submitted="2026-02-02T06:00:00Z", export_type="ActualCost", run_time="2")
     (empty,) = exports.discover(root / "ea", "azure-actual")
     assert empty.version == "r2"
-    load_delivery(con, empty)
+    before = focus_snapshot(con)
+    held = load_delivery(con, empty)  # an empty run of a month with charges waits for a person
+    assert [h.reason for h in held.holds] == ["empty_slice"] and focus_snapshot(con) == before
+    accept_delivery(con, held.delivery_id)
+    assert not load_delivery(con, empty).held
     assert focus_snapshot(con) == []
 
 

@@ -377,7 +377,7 @@ def test_actual_and_amortized_that_disagree_do_not_reconcile(con, tmp_path):
 
 def test_combined_needs_both_datasets(con, tmp_path):
     actual, _ = _ea_files(tmp_path)
-    other = write_csv(tmp_path / "more-actual" / "part_1.csv", ea_actual(), EA_HEADER)
+    other = write_csv(tmp_path / "more-actual" / "part_1.csv", ea_actual()[1:], EA_HEADER)
     with pytest.raises(InputError, match="needs an actual and an amortized export"):
         _load(con, "azure-cost-details", actual, other)
 
