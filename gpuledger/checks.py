@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import duckdb
 
 from gpuledger.sqlfiles import load_sql, sql_files
-from models.focus import FOCUS_COLUMNS, FocusType
+from models.focus import FOCUS_COLUMNS, ORIGIN_LINE_ITEM_SQL, FocusType
 
 # One delivery's rows (published or staged), or everything readers see.
 _DELIVERY_SCOPE = """
@@ -35,8 +35,11 @@ class Violation:
 class CheckResult:
     check: str
     violations: int
+    """Offending FOCUS rows."""
     sample: tuple[Violation, ...]
     """Up to five offending rows, to name in errors."""
+    source_rows: int = 0
+    """Source line items the offending rows come from (a derived row shares its origin's)."""
 
     @property
     def passed(self) -> bool:
@@ -85,8 +88,9 @@ def run_checks(con: duckdb.DuckDBPyConnection, delivery_id: str | None = None) -
 def run_check(con: duckdb.DuckDBPyConnection, name: str, sql: str) -> CheckResult:
     count_row = con.execute(f"SELECT count(*) FROM ({sql})").fetchone()
     count = int(count_row[0]) if count_row else 0
-    sample: tuple[Violation, ...] = ()
-    if count:
-        rows = con.execute(f"SELECT * FROM ({sql}) ORDER BY ALL LIMIT 5").fetchall()
-        sample = tuple(Violation(name, str(r[0]), str(r[1]), r[2], r[3]) for r in rows)
-    return CheckResult(name, count, sample)
+    if not count:
+        return CheckResult(name, 0, ())
+    rows = con.execute(f"SELECT * FROM ({sql}) ORDER BY ALL LIMIT 5").fetchall()
+    sample = tuple(Violation(name, str(r[0]), str(r[1]), r[2], r[3]) for r in rows)
+    origins = con.execute(f"SELECT count(DISTINCT (x_SourceFile, {ORIGIN_LINE_ITEM_SQL})) FROM ({sql})").fetchone()
+    return CheckResult(name, count, sample, int(origins[0]) if origins else count)

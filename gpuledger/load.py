@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
@@ -20,10 +21,18 @@ import duckdb
 
 from gpuledger.checks import run_checks
 from gpuledger.contract import Hold, SliceKey, hold_reasons, refuse_foreign_slices, stage_slices
-from gpuledger.errors import InputError, ReconciliationError
+from gpuledger.errors import InputError, ReconciliationError, describe_error
 from gpuledger.failpoints import failpoint
 from gpuledger.normalize import aws_cur, aws_focus, azure_cost_details, azure_focus, focus_passthrough, gcp_billing
-from gpuledger.normalize.files import FileStats, first_bad_row, read_raw, verify_files
+from gpuledger.normalize.files import (
+    FileStats,
+    bad_cast_predicate,
+    first_bad_row,
+    first_repeat,
+    matching_rows,
+    read_raw,
+    verify_files,
+)
 from gpuledger.sqlfiles import load_sql
 from gpuledger.warehouse import transaction
 from models.aws import AWS_PROVIDER_NAME
@@ -31,13 +40,16 @@ from models.aws_cur import LINE_ITEM_TYPES
 from models.azure import CHARGE_TYPES, PRICING_MODELS
 from models.config import IngestConfig
 from models.delivery import Delivery
-from models.focus import BILLING_MONTH_SQL
+from models.focus import BILLING_MONTH_SQL, origin_line_item
 from models.gcp import GCP_PROVIDER_NAME
 from models.gpu_catalog import AZURE
 
 log = logging.getLogger(__name__)
 
 SourceViewBuilder = Callable[[duckdb.DuckDBPyConnection, duckdb.DuckDBPyRelation, Sequence[Path]], dict[str, str]]
+RowFinder = Callable[
+    [duckdb.DuckDBPyConnection, Sequence[Path], str, str, dict[str, object]], tuple[Path, int, str] | None
+]
 
 
 def _utc_month_start(period: str) -> dt.datetime:
@@ -55,6 +67,8 @@ class FormatModel:
     source_totals_sql: str
     enumerated_columns: dict[str, tuple[str, ...]]
     """Source columns with a closed set of values the model understands (checked in errors)."""
+    source_header: Callable[[Sequence[str], str], str | None]
+    """The file's own column (or record field) a FOCUS column is made from, so errors name what the user sees."""
     line_item_id_column: str | None = None
     """Canonical column holding the provider's line-item id, to find a failing row in its file."""
     read_files: Callable[[duckdb.DuckDBPyConnection, Sequence[Path]], duckdb.DuckDBPyRelation] = read_raw
@@ -63,6 +77,11 @@ class FormatModel:
     """A manifest's ``YYYY-MM`` as the BillingPeriodStart of its slice (GCP: the US/Pacific month start)."""
     find_bad_value: Callable[[duckdb.DuckDBPyConnection, Path, Sequence[str]], InputError | None] | None = None
     """Format-specific search for a value its view rejects beyond plain casts (Azure: dates in several formats)."""
+    find_row: RowFinder | None = None
+    """Finds the first source row whose value of a column satisfies a predicate; default: scan the files."""
+    line_item_identity: tuple[str, ...] = ()
+    """Canonical columns identifying a line item within a delivery (AWS: LineItemId + TimeInterval); a
+    delivery listing one twice is refused. Empty: the format has no line-item id (rows are numbered by content)."""
 
 
 _AWS_CUR = FormatModel(
@@ -72,6 +91,8 @@ _AWS_CUR = FormatModel(
     source_totals_sql="reconcile/aws_cur_source_totals.sql",
     enumerated_columns={"line_item_line_item_type": LINE_ITEM_TYPES},
     line_item_id_column="identity_line_item_id",
+    source_header=aws_cur.source_header,
+    line_item_identity=("identity_line_item_id", "identity_time_interval"),
 )
 
 
@@ -83,6 +104,7 @@ def _focus_passthrough(provider_name: str | None, profile: focus_passthrough.Foc
         model_sql="focus/focus_passthrough.sql",
         source_totals_sql="reconcile/focus_passthrough_source_totals.sql",
         enumerated_columns={},
+        source_header=profile.source_header,
     )
 
 
@@ -94,10 +116,16 @@ _GCP_BQ = FormatModel(
     enumerated_columns={},
     read_files=gcp_billing.read_files,
     billing_period_start=gcp_billing.billing_period_start,
+    source_header=gcp_billing.source_header,
+    find_row=gcp_billing.find_record,
 )
 
 # Google's FOCUS view, mapped back to the export's fields and read by the same model (docs/decisions/0007).
-_GCP_FOCUS = replace(_GCP_BQ, create_source_view=gcp_billing.create_focus_view_source_view)
+_GCP_FOCUS = replace(
+    _GCP_BQ,
+    create_source_view=gcp_billing.create_focus_view_source_view,
+    source_header=gcp_billing.focus_view_source_header,
+)
 
 
 def _azure_cost_details(create_source_view: SourceViewBuilder) -> FormatModel:
@@ -111,6 +139,7 @@ def _azure_cost_details(create_source_view: SourceViewBuilder) -> FormatModel:
         source_totals_sql="reconcile/azure_cost_details_source_totals.sql",
         enumerated_columns=enumerated,
         find_bad_value=azure_cost_details.find_bad_value,
+        source_header=azure_cost_details.source_header,
     )
 
 
@@ -316,7 +345,8 @@ def _write(
 def _audit(
     con: duckdb.DuckDBPyConnection, delivery: Delivery, model: FormatModel, delivery_id: str, rules: IngestConfig
 ) -> None:
-    _check_rows_match_manifest(con, delivery, delivery_id)
+    _check_rows_match_manifest(con, delivery, model, delivery_id)
+    _refuse_duplicate_line_items(con, delivery, model, delivery_id)
     _fail_on_check_violations(con, model, delivery_id)
     if delivery.files:
         _reconcile(con, delivery, delivery_id)
@@ -407,56 +437,145 @@ def _insert_focus_rows(
     except duckdb.Error as exc:
         # A separate cursor: the failed statement aborted this transaction, and diagnostics only read files.
         with con.cursor() as diagnostics:
-            raise _locate_bad_input(diagnostics, delivery.files, raw.columns, cast_columns, model, exc) from exc
+            raise _locate_bad_input(diagnostics, delivery.files, raw, cast_columns, model, exc) from exc
 
 
 def _locate_bad_input(
     con: duckdb.DuckDBPyConnection,
     files: Sequence[Path],
-    raw_columns: Sequence[str],
+    raw: duckdb.DuckDBPyRelation,
     cast_columns: dict[str, str],
     model: FormatModel,
     exc: duckdb.Error,
 ) -> InputError:
-    """Turn a failed cast or an unknown value into an error naming the file, row and column."""
+    """Turn a failed cast, a missing value or an unknown value into an error naming the file, row and column."""
+    raw_types = {name: str(t) for name, t in zip(raw.columns, raw.types, strict=True)}
+    empty = _NOT_NULL_FAILED.search(str(exc))
     for file in files:
         for header, sql_type in cast_columns.items():
-            text = "nullif(trim(CAST(v AS VARCHAR)), '')"
-            found = first_bad_row(con, file, header, f"{text} IS NOT NULL AND TRY_CAST({text} AS {sql_type}) IS NULL")
-            if found:
-                return InputError(file, f"{found[1]!r} is not a valid {sql_type}", row=found[0], column=header)
+            predicate, problem = bad_cast_predicate(raw_types.get(header, "VARCHAR"), sql_type)
+            if found := first_bad_row(con, file, header, predicate):
+                return InputError(file, f"{found[1]!r} {problem}", row=found[0], column=header)
+        if empty and (error := _find_empty(con, [file], raw.columns, model, empty.group(1))):
+            return error
         for canonical, allowed in model.enumerated_columns.items():
-            header = aws_cur.source_column(raw_columns, canonical)
+            header = aws_cur.source_column(raw.columns, canonical)
             if header is None:
                 continue
             found = first_bad_row(con, file, header, "NOT list_contains($allowed, v)", {"allowed": list(allowed)})
             if found:
                 return InputError(file, f"unknown value {found[1]!r}", row=found[0], column=header)
-        if model.find_bad_value and (error := model.find_bad_value(con, file, raw_columns)):
+        if model.find_bad_value and (error := model.find_bad_value(con, file, raw.columns)):
             return error
-    return InputError(files[0], f"cannot normalize: {str(exc).strip().splitlines()[0]}")
+    return InputError(files[0], f"cannot normalize: {describe_error(exc)}")
 
 
-def _check_rows_match_manifest(con: duckdb.DuckDBPyConnection, delivery: Delivery, delivery_id: str) -> None:
+# DuckDB names the FOCUS column a NULL was inserted into: the source value it comes from was empty.
+_NOT_NULL_FAILED = re.compile(r"NOT NULL constraint failed: cost_rows\.(\w+)")
+
+
+def _find_empty(
+    con: duckdb.DuckDBPyConnection, files: Sequence[Path], raw_columns: Sequence[str], model: FormatModel, column: str
+) -> InputError | None:
+    header = model.source_header(raw_columns, column)
+    if header is None:
+        return None
+    found = _find_row(con, files, model, header, "nullif(trim(CAST(v AS VARCHAR)), '') IS NULL", {})
+    if found is None:
+        return None
+    file, row, _ = found
+    return InputError(file, f"is empty, but FOCUS {column} (made from it) must not be null", row=row, column=header)
+
+
+def _find_row(
+    con: duckdb.DuckDBPyConnection,
+    files: Sequence[Path],
+    model: FormatModel,
+    header: str,
+    predicate: str,
+    params: dict[str, object],
+) -> tuple[Path, int, str] | None:
+    """The first source row (file, row, value) whose ``header`` satisfies ``predicate`` over ``v``."""
+    if model.find_row is not None:
+        return model.find_row(con, files, header, predicate, params)
+    for file in files:
+        if found := first_bad_row(con, file, header, predicate, params):
+            return file, found[0], found[1]
+    return None
+
+
+def _check_rows_match_manifest(
+    con: duckdb.DuckDBPyConnection, delivery: Delivery, model: FormatModel, delivery_id: str
+) -> None:
     """Rows of a manifest's delivery must belong to the account and period the manifest names."""
     if delivery.billing_period is None:
         return
     stray = con.execute(
-        f"SELECT x_SourceFile, x_SourceLineItemId, BillingAccountId, {BILLING_MONTH_SQL}"
+        f"SELECT x_SourceFile, x_SourceLineItemId, BillingAccountId, {BILLING_MONTH_SQL},"
+        " BillingAccountId <> coalesce($account, BillingAccountId)"
         " FROM focus.cost_rows WHERE x_DeliveryId = $id"
         f" AND ({BILLING_MONTH_SQL} <> $period"
         " OR BillingAccountId <> coalesce($account, BillingAccountId))"
-        " LIMIT 1",
+        " ORDER BY x_SourceFile, x_SourceLineItemId LIMIT 1",
         {"id": delivery_id, "period": delivery.billing_period, "account": delivery.billing_account_id},
     ).fetchone()
     if stray:
+        file, line_item, account, period, other_account = stray
+        focus_column = "BillingAccountId" if other_account else "BillingPeriodStart"
         raise InputError(
-            stray[0],
-            f"line item {stray[1]} is for account {stray[2]}, period {stray[3]},"
+            file,
+            f"line item {line_item} is for account {account}, period {period},"
             f" but {delivery.manifest or 'the delivery'} delivers account {delivery.billing_account_id},"
             f" period {delivery.billing_period}",
-            column="BillingPeriodStart",
+            row=_source_row(con, model, file, line_item),
+            column=_column_name(con, model, file, focus_column),
         )
+
+
+def _refuse_duplicate_line_items(
+    con: duckdb.DuckDBPyConnection, delivery: Delivery, model: FormatModel, delivery_id: str
+) -> None:
+    """A delivery lists each line item once: a repeated identity (a part copied, rows doubled) would count twice."""
+    row = con.execute(
+        "SELECT coalesce(sum(duplicate_line_items), 0) FROM meta.source_totals WHERE delivery_id = $id",
+        {"id": delivery_id},
+    ).fetchone()
+    if not (model.line_item_identity and row and row[0]):
+        return
+    raw_columns = read_raw(con, [delivery.files[0]]).columns
+    key, interval = model.line_item_identity
+    columns = {alias: str(aws_cur.source_column(raw_columns, name)) for alias, name in (("k", key), ("t", interval))}
+    rule = "a delivery lists each line item once"
+    for file in delivery.files:  # the common case: rows repeated within one file
+        if repeat := first_repeat(con, file, columns):
+            number, first, (line_item, interval) = repeat
+            message = f"line item {line_item} ({interval}) repeats row {first}: {rule}"
+            raise InputError(file, message, row=number, column=columns["k"])
+    line_item, time_interval, count = con.execute(  # type: ignore[misc]
+        f"SELECT {key}, {interval}, count(*) FROM {aws_cur.SOURCE_VIEW} GROUP BY ALL HAVING count(*) > 1"
+        " ORDER BY 3 DESC, 1, 2 LIMIT 1"
+    ).fetchone()
+    places = [
+        (file, number)
+        for file in delivery.files
+        for number, _ in matching_rows(
+            con, file, columns, "k = $k AND t IS NOT DISTINCT FROM $t", {"k": line_item, "t": time_interval}
+        )
+    ]
+    where = "; ".join(f"{file} row {number}" for file, number in places)
+    raise InputError(
+        places[-1][0] if places else delivery.files[0],
+        f"line item {line_item} ({time_interval}) is listed {count:,} times across the files ({where}): {rule}",
+        row=places[-1][1] if places else None,
+        column=columns["k"],
+    )
+
+
+def _column_name(con: duckdb.DuckDBPyConnection, model: FormatModel, file: str | None, focus_column: str) -> str:
+    """The source column a FOCUS column comes from, as the file spells it; the FOCUS name when none does."""
+    raw_columns = read_raw(con, [Path(file)]).columns if file and model.find_row is None else []
+    header = model.source_header(raw_columns, focus_column)
+    return header if header is not None else f"FOCUS {focus_column}"
 
 
 def _delivery_slices(
@@ -505,12 +624,14 @@ def _fail_on_check_violations(con: duckdb.DuckDBPyConnection, model: FormatModel
     if not failed:
         return
     first = failed[0].sample[0]
-    summary = "; ".join(f"{r.check}: {r.violations} row(s)" for r in failed)
+    summary = "; ".join(f"{r.check}: {r.source_rows:,} source row(s)" for r in failed)
+    column = _column_name(con, model, first.source_file, first.column_name)
     raise InputError(
         first.source_file or delivery_id,
-        f"FOCUS conformance failed ({summary}); first: line item {first.line_item_id}: {first.problem}",
+        f"FOCUS conformance failed ({summary}); first: line item {first.line_item_id}"
+        f"{'' if column.startswith('FOCUS ') else f' (FOCUS {first.column_name})'}: {first.problem}",
         row=_source_row(con, model, first.source_file, first.line_item_id),
-        column=first.column_name,
+        column=column,
     )
 
 
@@ -518,13 +639,18 @@ def _source_row(
     con: duckdb.DuckDBPyConnection, model: FormatModel, source_file: str | None, line_item_id: str | None
 ) -> int | None:
     """Row number, in its own file, of the line item a FOCUS row came from (derived rows share their origin's)."""
-    if not (model.line_item_id_column and source_file and line_item_id):
+    if not (source_file and line_item_id):
+        return None
+    if model.find_row is not None:  # GCP numbers its line items <file>:<row>
+        row = line_item_id.rpartition(":")[2]
+        return int(row) if row.isdigit() else None
+    if not model.line_item_id_column:
         return None
     file = Path(source_file)
     header = aws_cur.source_column(read_raw(con, [file]).columns, model.line_item_id_column)
     if header is None:
         return None
-    found = first_bad_row(con, file, header, "v = $id", {"id": line_item_id.removesuffix("/unused")})
+    found = first_bad_row(con, file, header, "v = $id", {"id": origin_line_item(line_item_id)})
     return found[0] if found else None
 
 

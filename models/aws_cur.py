@@ -89,6 +89,44 @@ CUR_COLUMNS: tuple[CurColumn, ...] = (
     CurColumn("savings_plan_offering_type", TEXT),
 )
 
+# The CUR column each FOCUS column is made from (the main one, where several feed it): errors about a FOCUS
+# value name the file's own column.
+FOCUS_SOURCE_COLUMNS: dict[str, str] = {
+    "AvailabilityZone": "line_item_availability_zone",
+    "BilledCost": "line_item_unblended_cost",
+    "BillingAccountId": "bill_payer_account_id",
+    "BillingAccountName": "bill_payer_account_name",
+    "BillingCurrency": "line_item_currency_code",
+    "BillingPeriodEnd": "bill_billing_period_end_date",
+    "BillingPeriodStart": "bill_billing_period_start_date",
+    "ChargeCategory": "line_item_line_item_type",
+    "ChargeDescription": "line_item_line_item_description",
+    "ChargeFrequency": "line_item_line_item_type",
+    "ChargePeriodEnd": "line_item_usage_end_date",
+    "ChargePeriodStart": "line_item_usage_start_date",
+    "ConsumedQuantity": "line_item_usage_amount",
+    "ConsumedUnit": "pricing_unit",
+    "ContractedCost": "line_item_unblended_cost",
+    "ContractedUnitPrice": "line_item_unblended_rate",
+    "EffectiveCost": "line_item_unblended_cost",
+    "InvoiceId": "bill_invoice_id",
+    "ListCost": "pricing_public_on_demand_cost",
+    "ListUnitPrice": "pricing_public_on_demand_rate",
+    "PricingCategory": "pricing_term",
+    "PricingQuantity": "line_item_usage_amount",
+    "PricingUnit": "pricing_unit",
+    "RegionId": "product_region_code",
+    "ResourceId": "line_item_resource_id",
+    "ServiceCategory": "line_item_product_code",
+    "ServiceName": "product_product_name",
+    "ServiceSubcategory": "line_item_product_code",
+    "SkuId": "product_sku",
+    "SkuPriceId": "pricing_rate_code",
+    "SubAccountId": "line_item_usage_account_id",
+    "SubAccountName": "line_item_usage_account_name",
+    "Tags": "resource_tags",
+}
+
 # Every lineItem/LineItemType the pipeline knows how to price; anything else is rejected.
 LINE_ITEM_TYPES: tuple[str, ...] = (
     "Usage",

@@ -114,6 +114,46 @@ AZURE_COLUMNS: tuple[AzureColumn, ...] = (
     AzureColumn("vm_size", TEXT, ("additionalinfo",), "AdditionalInfo"),
 )
 
+# The canonical column (AZURE_COLUMNS) each FOCUS column is made from, the main one where several feed it:
+# errors about a FOCUS value name the file's own header.
+FOCUS_SOURCE_COLUMNS: dict[str, str] = {
+    "BilledCost": "cost",
+    "BillingAccountId": "billing_account_id",
+    "BillingAccountName": "billing_account_name",
+    "BillingCurrency": "billing_currency",
+    "BillingPeriodEnd": "billing_period_end",
+    "BillingPeriodStart": "billing_period_start",
+    "ChargeCategory": "charge_type",
+    "ChargeFrequency": "frequency",
+    "ChargePeriodEnd": "usage_date",
+    "ChargePeriodStart": "usage_date",
+    "CommitmentDiscountId": "benefit_id",
+    "ConsumedQuantity": "quantity",
+    "ConsumedUnit": "unit_of_measure",
+    "ContractedCost": "cost",
+    "ContractedUnitPrice": "unit_price",
+    "EffectiveCost": "cost",
+    "InvoiceId": "invoice_id",
+    "ListCost": "payg_price",
+    "ListUnitPrice": "payg_price",
+    "PricingCategory": "pricing_model",
+    "PricingCurrency": "pricing_currency",
+    "PricingQuantity": "quantity",
+    "PricingUnit": "unit_of_measure",
+    "PublisherName": "publisher_name",
+    "RegionId": "resource_location",
+    "ResourceId": "resource_id",
+    "ResourceName": "resource_name",
+    "ResourceType": "resource_type",
+    "ServiceCategory": "consumed_service",
+    "ServiceName": "consumed_service",
+    "SkuId": "product_id",
+    "SkuPriceId": "meter_id",
+    "SubAccountId": "subscription_id",
+    "SubAccountName": "subscription_name",
+    "Tags": "tags",
+}
+
 # ChargeType and PricingModel values the model prices; any other value is rejected with file, row, column.
 CHARGE_TYPES: tuple[str, ...] = (
     "Usage",

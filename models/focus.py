@@ -8,6 +8,7 @@ them into ``CREATE TABLE focus.costs``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -285,7 +286,13 @@ CUSTOM_COLUMNS: tuple[CustomColumn, ...] = (
     CustomColumn("x_SourceFormat", "VARCHAR", False, "Export format the row came from (aws-cur2, ...)."),
     CustomColumn("x_DeliveryId", "VARCHAR", False, "Delivery (export version) the row belongs to."),
     CustomColumn("x_SourceFile", "VARCHAR", False, "Data file the row was read from."),
-    CustomColumn("x_SourceLineItemId", "VARCHAR", True, "Provider's line-item id within the delivery."),
+    CustomColumn(
+        "x_SourceLineItemId",
+        "VARCHAR",
+        True,
+        "Provider's line-item id within the delivery (or a content id where it has none); a row derived from"
+        " another (AWS unused commitment) appends /<kind>.",
+    ),
     CustomColumn("x_SourceLineItemType", "VARCHAR", True, "Provider's charge type (e.g. RIFee)."),
     CustomColumn("x_IngestedAt", "TIMESTAMPTZ", False, "When this delivery was first ingested."),
     CustomColumn("x_ServiceCode", "VARCHAR", True, "Provider service code (AWS product code)."),
@@ -312,6 +319,16 @@ CUSTOM_COLUMNS: tuple[CustomColumn, ...] = (
         "The repaired values as the source wrote them, a JSON object keyed by column; NULL without repairs.",
     ),
 )
+
+DERIVED_ROW_SUFFIX = re.compile(r"/[a-z]+$")
+ORIGIN_LINE_ITEM_SQL = "regexp_replace(x_SourceLineItemId, '/[a-z]+$', '')"
+"""The source line item a FOCUS row was made from (derived rows drop their /<kind>)."""
+
+
+def origin_line_item(line_item_id: str) -> str:
+    """Python twin of :data:`ORIGIN_LINE_ITEM_SQL`."""
+    return DERIVED_ROW_SUFFIX.sub("", line_item_id)
+
 
 FOCUS_COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in FOCUS_COLUMNS)
 ALL_COLUMN_NAMES: tuple[str, ...] = FOCUS_COLUMN_NAMES + tuple(c.name for c in CUSTOM_COLUMNS)

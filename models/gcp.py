@@ -82,6 +82,35 @@ BQ_FIELDS: tuple[BqField, ...] = (
 )
 
 # Repeated {key, value} records: kept as lists; a key may come without a value (-> Tags value true).
+# The export field each FOCUS column is made from (the main one): errors about a FOCUS value name the record's
+# own field.
+FOCUS_SOURCE_FIELDS: dict[str, str] = {
+    "BilledCost": "cost",
+    "BillingAccountId": "billing_account_id",
+    "BillingCurrency": "currency",
+    "BillingPeriodEnd": "invoice.month",
+    "BillingPeriodStart": "invoice.month",
+    "ChargeCategory": "cost_type",
+    "ChargeDescription": "sku.description",
+    "ChargePeriodEnd": "usage_end_time",
+    "ChargePeriodStart": "usage_start_time",
+    "ConsumedQuantity": "usage.amount",
+    "ConsumedUnit": "usage.unit",
+    "ContractedCost": "cost",
+    "EffectiveCost": "cost",
+    "ListCost": "cost_at_list",
+    "PricingQuantity": "price.pricing_unit_quantity",
+    "PricingUnit": "price.unit",
+    "RegionId": "location.region",
+    "ResourceId": "resource.global_name",
+    "ResourceName": "resource.name",
+    "ServiceCategory": "service.description",
+    "ServiceName": "service.description",
+    "SkuId": "sku.id",
+    "SubAccountId": "project.id",
+    "SubAccountName": "project.name",
+    "Tags": "labels",
+}
 BQ_KEY_VALUE_LISTS: tuple[str, ...] = ("labels", "system_labels", "project.labels")
 # Resource-manager tags carry a namespace (the parent's id) besides key and value.
 BQ_TAG_FIELDS: tuple[str, ...] = ("key", "value", "inherited", "namespace")

@@ -16,7 +16,7 @@ import duckdb
 from gpuledger.errors import InputError
 from gpuledger.normalize.files import cast_expr
 from gpuledger.sqlfiles import quote_ident, quote_literal
-from models.aws_cur import CUR_COLUMNS, TEXT, CurColumn, cur1_to_snake
+from models.aws_cur import CUR_COLUMNS, FOCUS_SOURCE_COLUMNS, TEXT, CurColumn, cur1_to_snake
 
 SOURCE_VIEW = "aws_cur_src"
 
@@ -65,6 +65,17 @@ def create_source_view(
 def source_column(raw_columns: Sequence[str], canonical_name: str) -> str | None:
     """The file's own spelling of a canonical column (used to name columns in errors)."""
     return next((name for name in raw_columns if _canonical(name) == canonical_name), None)
+
+
+def source_header(raw_columns: Sequence[str], focus_column: str) -> str | None:
+    """The file's own column a FOCUS column is made from (CUR 1 or CUR 2.0 spelling), for error messages."""
+    canonical = FOCUS_SOURCE_COLUMNS.get(focus_column)
+    if canonical is None:
+        return None
+    if header := source_column(raw_columns, canonical):
+        return header
+    in_map = next((c for c in CUR_COLUMNS if c.name == canonical and c.product_map_key), None)
+    return "product" if in_map and "product" in raw_columns else None
 
 
 def _canonical(header: str) -> str:

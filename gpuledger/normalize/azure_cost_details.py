@@ -24,6 +24,7 @@ from models.azure import (
     DATE,
     EA,
     EA_SHORT,
+    FOCUS_SOURCE_COLUMNS,
     LEGACY,
     MCA,
     MCA_ONLY_HEADERS,
@@ -78,6 +79,14 @@ def schema_family(columns: Sequence[str]) -> str | None:
     if {"cost", "chargetype", "date"} <= keys:
         return EA_SHORT
     return None
+
+
+def source_header(raw_columns: Sequence[str], focus_column: str) -> str | None:
+    """The file's own header a FOCUS column is made from (EA, MCA or legacy spelling), for error messages."""
+    name = FOCUS_SOURCE_COLUMNS.get(focus_column)
+    column = next((c for c in AZURE_COLUMNS if c.name == name), None)
+    columns = [c for c in raw_columns if c != "filename"]
+    return _resolve(column, _headers_by_key(columns), schema_family(columns) or EA) if column else None
 
 
 def find_bad_value(con: duckdb.DuckDBPyConnection, file: Path, raw_columns: Sequence[str]) -> InputError | None:

@@ -22,7 +22,7 @@ from pathlib import Path
 import duckdb
 
 from gpuledger.errors import InputError, describe_error, printable
-from gpuledger.sqlfiles import quote_ident
+from gpuledger.sqlfiles import quote_ident, quote_literal
 
 _CHUNK = 1 << 20
 _CSV_DIALECT = "header = true, auto_detect = false, delim = ',', quote = '\"', escape = '\"', strict_mode = true"
@@ -130,20 +130,55 @@ def _single_file(con: duckdb.DuckDBPyConnection, file: Path) -> duckdb.DuckDBPyR
 
 
 def cast_expr(header: str, raw_type: str, sql_type: str) -> str:
-    """SQL that turns a file's column into ``sql_type``: CSV text is trimmed, '' is NULL, casts are strict."""
+    """SQL that turns a file's column into ``sql_type``: CSV text is trimmed, '' is NULL, casts are strict.
+
+    Money from binary floating point is exact or refused: a DOUBLE becomes the decimal its shortest text form
+    spells (a direct cast drifts in the 8th digit above 10^7) and must be that decimal's nearest double (at most
+    10 decimal places); a 32-bit FLOAT has lost cents already and is refused.
+    """
     ident = quote_ident(header)
     if raw_type == "VARCHAR":
         text = f"nullif(trim({ident}), '')"
         if sql_type == "VARCHAR":
             return text
-        if sql_type == "DECIMAL(38,10)":
-            # Text -> 128-bit decimal parses ~40x slower than -> 64-bit; values that fit take the fast path,
-            # the rest (and bad input, which then raises) the exact wide cast. Same rounding either way.
-            return f"coalesce(TRY_CAST({text} AS DECIMAL(18,10)), CAST({text} AS {sql_type}))"
+        if sql_type == MONEY:
+            return _decimal_from_text(text)
         return f"CAST({text} AS {sql_type})"
     if sql_type == "VARCHAR":
         return f"nullif(CAST({ident} AS VARCHAR), '')"
+    if sql_type == MONEY and raw_type in BINARY_FLOATS:
+        if raw_type != "DOUBLE":
+            return f"error({quote_literal(f'{header} holds 32-bit floats')})"
+        exact = _decimal_from_text(f"CAST({ident} AS VARCHAR)")
+        return (
+            f"CASE WHEN {ident} IS NULL THEN NULL WHEN CAST({exact} AS DOUBLE) = {ident} THEN {exact}"
+            f" ELSE error({quote_literal(f'{header} is not exact to 10 decimal places')}) END"
+        )
     return f"CAST({ident} AS {sql_type})"
+
+
+MONEY = "DECIMAL(38,10)"
+BINARY_FLOATS = ("DOUBLE", "FLOAT")
+
+
+def _decimal_from_text(text: str) -> str:
+    # Text -> 128-bit decimal parses ~40x slower than -> 64-bit; values that fit take the fast path,
+    # the rest (and bad input, which then raises) the exact wide cast. Same rounding either way.
+    return f"coalesce(TRY_CAST({text} AS DECIMAL(18,10)), CAST({text} AS {MONEY}))"
+
+
+def bad_cast_predicate(raw_type: str, sql_type: str) -> tuple[str, str]:
+    """SQL over a cell ``v`` that is TRUE where :func:`cast_expr` refuses it, and what is wrong there."""
+    if sql_type == MONEY and raw_type == "FLOAT":
+        return "v IS NOT NULL", "is a 32-bit float (FLOAT column): it has lost cents; export money as DOUBLE or DECIMAL"
+    if sql_type == MONEY and raw_type == "DOUBLE":
+        exact = f"TRY_CAST(CAST(v AS VARCHAR) AS {MONEY})"  # diagnostics only: the slow exact parse will do
+        return (
+            f"v IS NOT NULL AND (isnan(v) OR isinf(v) OR CAST({exact} AS DOUBLE) IS DISTINCT FROM v)",
+            "is not exact to 10 decimal places (binary floating point): money would be lost or invented",
+        )
+    text = "nullif(trim(CAST(v AS VARCHAR)), '')"
+    return f"{text} IS NOT NULL AND TRY_CAST({text} AS {sql_type}) IS NULL", f"is not a valid {sql_type}"
 
 
 def _file_error(con: duckdb.DuckDBPyConnection, files: Sequence[Path], exc: duckdb.Error) -> InputError:
@@ -188,7 +223,8 @@ def verify_files(files: Sequence[Path], root: Path | None = None) -> FileStats:
     by_content: dict[str, Path] = {}
     for file in files:
         if (first := seen.setdefault(file.resolve(), file)) is not file:
-            raise InputError(file, f"listed twice in the delivery (also as {first}): its rows would count twice")
+            also = "" if first == file else f" (also as {first})"
+            raise InputError(file, f"the delivery lists this file twice{also}: its rows would count twice")
         own, size = hashlib.sha256(), 0
         is_gzip = file.name.lower().endswith((".gz", ".gzip"))
         inflater = zlib.decompressobj(wbits=47) if is_gzip else None
@@ -252,6 +288,49 @@ def first_bad_row(
     return (found[0][0], found[0][1][0]) if found else None
 
 
+def first_repeat(
+    con: duckdb.DuckDBPyConnection, file: Path, columns: dict[str, str]
+) -> tuple[int, int, tuple[str, ...]] | None:
+    """The first row of ``file`` repeating an earlier row's values of ``columns`` (alias -> header): its number,
+    the earlier row's, and the values."""
+    aliases = ", ".join(columns)
+    numbered = (
+        f"SELECT rn, {aliases}, min(rn) OVER (PARTITION BY {aliases}) AS first_rn,"
+        f" row_number() OVER (PARTITION BY {aliases} ORDER BY rn) AS copy FROM ({_numbered_rows(file, columns)})"
+    )
+    values = ", ".join(f"CAST({alias} AS VARCHAR)" for alias in columns)
+    query = f"SELECT rn, first_rn, {values} FROM ({numbered}) WHERE copy = 2 ORDER BY rn LIMIT 1"
+    found = _in_file_order(con, query, _numbered_params(file))
+    return (int(found[0][0]), int(found[0][1]), tuple(printable(str(v)) for v in found[0][2:])) if found else None
+
+
+def _numbered_rows(file: Path, columns: dict[str, str]) -> str:
+    """SQL of ``file``'s rows numbered as the file counts them (1-based), with ``columns`` under their aliases."""
+    cells = ", ".join(f"{quote_ident(header)} AS {alias}" for alias, header in columns.items())
+    if file_kind(file) == "parquet":
+        return f"SELECT file_row_number + 1 AS rn, {cells} FROM read_parquet($file, file_row_number = true)"
+    return f"SELECT row_number() OVER () AS rn, {cells} FROM read_csv($file, {_CSV_DIALECT}, columns = $columns)"
+
+
+def _numbered_params(file: Path) -> dict[str, object]:
+    if file_kind(file) == "parquet":
+        return {"file": str(file)}
+    return {"file": str(file), "columns": dict.fromkeys(csv_header(file), "VARCHAR")}
+
+
+def _in_file_order(con: duckdb.DuckDBPyConnection, query: str, params: dict[str, object]) -> list[tuple[object, ...]]:
+    """Run ``query`` single-threaded with insertion order kept, so row numbers are the file's own."""
+    settings = con.execute("SELECT current_setting('threads'), current_setting('preserve_insertion_order')").fetchone()
+    con.execute("SET threads = 1")
+    con.execute("SET preserve_insertion_order = true")
+    try:
+        return con.execute(query, params).fetchall()
+    finally:
+        assert settings is not None
+        con.execute(f"SET threads = {int(settings[0])}")
+        con.execute(f"SET preserve_insertion_order = {'true' if settings[1] else 'false'}")
+
+
 def matching_rows(
     con: duckdb.DuckDBPyConnection,
     file: Path,
@@ -261,27 +340,10 @@ def matching_rows(
     limit: int = 1,
 ) -> list[tuple[int, tuple[str, ...]]]:
     """The first ``limit`` rows (1-based number, values as text) where ``predicate`` holds over ``columns``
-    (alias -> the file's header); the predicate is our SQL over the aliases, ``params`` bound into it.
-
-    Runs single-threaded with insertion order kept so the row number is the file's own.
-    """
-    cells = ", ".join(f"{quote_ident(header)} AS {alias}" for alias, header in columns.items())
-    if file_kind(file) == "parquet":
-        source = f"SELECT file_row_number + 1 AS rn, {cells} FROM read_parquet($file, file_row_number = true)"
-        args: dict[str, object] = {"file": str(file)}
-    else:
-        source = f"SELECT row_number() OVER () AS rn, {cells} FROM read_csv($file, {_CSV_DIALECT}, columns = $columns)"
-        args = {"file": str(file), "columns": dict.fromkeys(csv_header(file), "VARCHAR")}
+    (alias -> the file's header); the predicate is our SQL over the aliases, ``params`` bound into it."""
     values = ", ".join(f"CAST({alias} AS VARCHAR)" for alias in columns)
-    query = f"SELECT rn, {values} FROM ({source}) WHERE {predicate} ORDER BY rn LIMIT {int(limit)}"
-    settings = con.execute("SELECT current_setting('threads'), current_setting('preserve_insertion_order')").fetchone()
-    con.execute("SET threads = 1")
-    con.execute("SET preserve_insertion_order = true")
-    try:
-        found = con.execute(query, {**args, **(params or {})}).fetchall()
-    finally:
-        assert settings is not None
-        con.execute(f"SET threads = {int(settings[0])}")
-        con.execute(f"SET preserve_insertion_order = {'true' if settings[1] else 'false'}")
+    numbered = _numbered_rows(file, columns)
+    query = f"SELECT rn, {values} FROM ({numbered}) WHERE {predicate} ORDER BY rn LIMIT {int(limit)}"
+    found = _in_file_order(con, query, {**_numbered_params(file), **(params or {})})
     # values are for messages: a runaway cell (a 10 MB tag) is cut, control characters escaped
     return [(int(row[0]), tuple(printable(str(v)) for v in row[1:])) for row in found]

@@ -108,6 +108,13 @@ class FocusProfile:
         """The format's source view builder (``gpuledger.load.FormatModel``)."""
         return create_source_view(con, raw, files, self)
 
+    def source_header(self, raw_columns: Sequence[str], focus_column: str) -> str | None:
+        """The file's column a FOCUS column is read from: itself, or the provider's older name for it."""
+        for name in (focus_column, self.aliases.get(focus_column)):
+            if name in raw_columns:
+                return name
+        return None
+
 
 GENERIC = FocusProfile()
 

@@ -37,6 +37,7 @@ from models.gcp import (
     BQ_TAG_FIELDS,
     COST,
     COST_TYPES,
+    FOCUS_SOURCE_FIELDS,
     GCP_CREDIT_TYPES,
     GCP_INVOICE_TIME_ZONE,
     TEXT,
@@ -189,6 +190,33 @@ def _line_item_labels(files: Sequence[Path]) -> dict[Path, str]:
     """Prefix of x_SourceLineItemId per file: its name, or its full path when two files share a name."""
     names = [f.name for f in files]
     return {f: f.name if names.count(f.name) == 1 else str(f) for f in files}
+
+
+def source_header(raw_columns: Sequence[str], focus_column: str) -> str | None:
+    """The record field (dotted path) a FOCUS column is made from, for error messages."""
+    del raw_columns  # every record has the same fields
+    return FOCUS_SOURCE_FIELDS.get(focus_column)
+
+
+def focus_view_source_header(raw_columns: Sequence[str], focus_column: str) -> str | None:
+    """``gcp-focus``: the view's own column the export field behind a FOCUS column was mapped from."""
+    field = source_header(raw_columns, focus_column)
+    return FOCUS_VIEW_COLUMNS.get(field, field) if field else None
+
+
+def find_record(
+    con: duckdb.DuckDBPyConnection, files: Sequence[Path], field: str, predicate: str, params: dict[str, object]
+) -> tuple[Path, int, str] | None:
+    """The first record (file, 1-based row, value as text) whose typed ``field`` satisfies ``predicate`` over
+    ``v``; records are numbered per file as read, so the row is the file's own."""
+    del files  # the typed records of the delivery are in gcp_bq_typed already
+    column = next(f.column for f in BQ_FIELDS if f.path == field)
+    found = con.execute(
+        f"SELECT source_file, source_row, CAST(v AS VARCHAR) FROM (SELECT *, {column} AS v FROM {_TYPED})"
+        f" WHERE {predicate} ORDER BY file_index, source_row LIMIT 1",
+        params,
+    ).fetchone()
+    return (Path(found[0]), int(found[1]), str(found[2])) if found else None
 
 
 def record_structure() -> dict[str, Any]:
