@@ -19,6 +19,7 @@ from pathlib import Path
 
 import duckdb
 
+from connectors.gcp import exports as gcp_exports
 from gpuledger.checks import run_checks
 from gpuledger.contract import Hold, SliceKey, hold_reasons, refuse_foreign_slices, stage_slices
 from gpuledger.errors import InputError, ReconciliationError, describe_error
@@ -79,6 +80,8 @@ class FormatModel:
     """Format-specific search for a value its view rejects beyond plain casts (Azure: dates in several formats)."""
     find_row: RowFinder | None = None
     """Finds the first source row whose value of a column satisfies a predicate; default: scan the files."""
+    extract_of: Callable[[Path], str] | None = None
+    """The extract a file belongs to, where a delivery is the union of several (GCP) that may repeat each other."""
     line_item_identity: tuple[str, ...] = ()
     """Canonical columns identifying a line item within a delivery (AWS: LineItemId + TimeInterval); a
     delivery listing one twice is refused. Empty: the format has no line-item id (rows are numbered by content)."""
@@ -118,6 +121,7 @@ _GCP_BQ = FormatModel(
     billing_period_start=gcp_billing.billing_period_start,
     source_header=gcp_billing.source_header,
     find_row=gcp_billing.find_record,
+    extract_of=gcp_exports.extract_of,
 )
 
 # Google's FOCUS view, mapped back to the export's fields and read by the same model (docs/decisions/0007).
@@ -189,6 +193,8 @@ class LoadResult:
 
 
 PUBLISHED, HELD, SUPERSEDED = "published", "held", "superseded"
+_SKIPPED = "source_skipped"
+"""Temp table a reader fills with source rows it did not load, and why (counted in meta.delivery_repairs)."""
 
 
 def load_delivery(con: duckdb.DuckDBPyConnection, delivery: Delivery, rules: IngestConfig | None = None) -> LoadResult:
@@ -196,7 +202,7 @@ def load_delivery(con: duckdb.DuckDBPyConnection, delivery: Delivery, rules: Ing
     nothing and raise (docs/decisions/0003, 0011)."""
     rules = rules or IngestConfig()
     model = FORMAT_MODELS[delivery.source_format]
-    stats = verify_files(delivery.files, delivery.root)
+    stats = verify_files(delivery.files, delivery.root, model.extract_of)
     delivery_id = delivery.delivery_id(stats.sha256)
     previous = con.execute(
         "SELECT first_ingested_at, state FROM meta.deliveries WHERE delivery_id = $id", {"id": delivery_id}
@@ -320,6 +326,9 @@ def _discard_unpublished(con: duckdb.DuckDBPyConnection) -> None:
         )
         con.execute(f"DELETE FROM focus.cost_rows WHERE x_DeliveryId NOT IN ({kept})")
         con.execute(f"DELETE FROM meta.source_totals WHERE delivery_id NOT IN ({kept})")
+        con.execute(
+            "DELETE FROM meta.delivery_repairs WHERE delivery_id NOT IN (SELECT delivery_id FROM meta.deliveries)"
+        )
 
 
 def _write(
@@ -333,11 +342,21 @@ def _write(
     if not delivery.files:
         return
     with transaction(con):
+        # the reader notes here the source rows it did not load (GCP: records an earlier extract delivered)
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {_SKIPPED} (change VARCHAR, rows BIGINT)")
         _insert_focus_rows(con, delivery, model, delivery_id, ingested_at)
         con.execute(
             "INSERT INTO meta.source_totals BY NAME SELECT $id AS delivery_id, * FROM ("
             + load_sql(model.source_totals_sql)
             + ")",
+            {"id": delivery_id},
+        )
+        con.execute("DELETE FROM meta.delivery_repairs WHERE delivery_id = $id", {"id": delivery_id})
+        con.execute(
+            "INSERT INTO meta.delivery_repairs SELECT $id, change, count(*) FROM ("
+            " SELECT unnest(string_split(x_SourceChanges, ',')) AS change FROM focus.cost_rows"
+            f" WHERE x_DeliveryId = $id AND x_SourceChanges IS NOT NULL) GROUP BY change"
+            f" UNION ALL SELECT $id, change, rows FROM {_SKIPPED}",
             {"id": delivery_id},
         )
 
@@ -697,13 +716,6 @@ def _record_delivery(
             "version_time": delivery.version_time,
             "origin": delivery.origin,
         },
-    )
-    con.execute("DELETE FROM meta.delivery_repairs WHERE delivery_id = $id", {"id": delivery_id})
-    con.execute(
-        "INSERT INTO meta.delivery_repairs SELECT $id, change, count(*) FROM ("
-        " SELECT unnest(string_split(x_SourceChanges, ',')) AS change FROM focus.cost_rows"
-        " WHERE x_DeliveryId = $id AND x_SourceChanges IS NOT NULL) GROUP BY change",
-        {"id": delivery_id},
     )
 
 

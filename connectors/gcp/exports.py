@@ -36,7 +36,9 @@ _TABLE = re.compile(
 )
 _MONTH = re.compile(r"^(?:invoice_month=)?(?P<year>\d{4})(?P<month>0[1-9]|1[0-2])$")
 _USAGE_DAY = re.compile(r"^(?:[a-z_]+=)?\d{4}-?\d{2}-?\d{2}$")
-_EXPORT_TIME = re.compile(r"^export_time=(?P<time>.+)$")
+EXPORT_TIME_PREFIX = "export_time="
+"""An extract's folder: ``export_time=<the newest export_time of its records>``."""
+_EXPORT_TIME = re.compile(rf"^{EXPORT_TIME_PREFIX}(?P<time>.+)$")
 _DATA_SUFFIXES = (".parquet", ".json", ".jsonl", ".ndjson", ".json.gz", ".jsonl.gz", ".ndjson.gz")
 # Standard and detailed tables hold the same money; the detailed one (with resources) wins when both exist.
 _TABLE_KIND_FORMAT = {"resource_v1": "gcp-bq", "v1": "gcp-bq", "focus": "gcp-focus"}
@@ -111,6 +113,12 @@ def discover_table(table: Path, source_format: str, source_name: str | None = No
             )
         )
     return deliveries
+
+
+def extract_of(file: Path) -> str:
+    """The extract a data file belongs to (its ``export_time=`` folder; '' for a loose file): a month's delivery
+    is the union of its extracts, which may repeat each other's records."""
+    return next((str(p) for p in file.parents if p.name.startswith(EXPORT_TIME_PREFIX)), "")
 
 
 def billing_account_from_table(name: str) -> str | None:

@@ -15,7 +15,7 @@ import gzip
 import hashlib
 import re
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +25,12 @@ from gpuledger.errors import InputError, describe_error, printable
 from gpuledger.sqlfiles import quote_ident, quote_literal
 
 _CHUNK = 1 << 20
-_CSV_DIALECT = "header = true, auto_detect = false, delim = ',', quote = '\"', escape = '\"', strict_mode = true"
+_CSV_DIALECT = (
+    "header = true, auto_detect = false, delim = ',', quote = '\"', escape = '\"', strict_mode = true,"
+    " hive_partitioning = false"
+)
+# Folder names like BILLING_PERIOD=2026-11 or export_time=... are the layout, never columns of the rows.
+_NO_HIVE = {"hive_partitioning": False}
 # DuckDB names a CSV error's physical line (the header is line 1) and its reason after the echoed line.
 _CSV_ERROR_LINE = re.compile(r"CSV Error on Line: (\d+)")
 _CSV_ERROR_REASONS = (
@@ -52,7 +57,7 @@ def read_raw(con: duckdb.DuckDBPyConnection, files: Sequence[Path]) -> duckdb.Du
         raise InputError(files[0], "a delivery mixes CSV and Parquet files")
     try:
         if kinds == {"parquet"}:
-            raw = con.read_parquet([str(f) for f in files], filename=True, union_by_name=True)
+            raw = con.read_parquet([str(f) for f in files], filename=True, union_by_name=True, **_NO_HIVE)
         else:
             parts: list[str] = []
             params: dict[str, object] = {}
@@ -125,7 +130,7 @@ def _require_same_columns(con: duckdb.DuckDBPyConnection, files: Sequence[Path],
 
 def _single_file(con: duckdb.DuckDBPyConnection, file: Path) -> duckdb.DuckDBPyRelation:
     if file_kind(file) == "parquet":
-        return con.read_parquet(str(file))
+        return con.read_parquet(str(file), **_NO_HIVE)
     return read_csv_file(con, file)
 
 
@@ -209,18 +214,22 @@ class FileStats:
     sha256: str
 
 
-def verify_files(files: Sequence[Path], root: Path | None = None) -> FileStats:
+def verify_files(
+    files: Sequence[Path], root: Path | None = None, extract_of: Callable[[Path], str] | None = None
+) -> FileStats:
     """Hash the delivery, prove every gzip member is complete, and refuse a file counted twice.
 
     DuckDB reads a truncated gzip file as if it simply ended, which would silently drop rows. A file listed
     twice, two names holding the same bytes (a part copied under another name) or a file reached through a
-    link leading out of the export folder ``root`` would count money that is not the delivery's.
+    link leading out of the export folder ``root`` would count money that is not the delivery's. Where a
+    delivery is a union of extracts (``extract_of`` names a file's), another extract may repeat a file: its
+    reader counts each record once.
     """
     _refuse_outside(files, root)
     digest = hashlib.sha256()
     total = 0
     seen: dict[Path, Path] = {}
-    by_content: dict[str, Path] = {}
+    by_content: dict[tuple[str, str], Path] = {}
     for file in files:
         if (first := seen.setdefault(file.resolve(), file)) is not file:
             also = "" if first == file else f" (also as {first})"
@@ -238,7 +247,8 @@ def verify_files(files: Sequence[Path], root: Path | None = None) -> FileStats:
         if inflater is not None:
             _finish_gzip(file, inflater)
         total += size
-        if size and (twin := by_content.setdefault(own.hexdigest(), file)) is not file:
+        content = (extract_of(file) if extract_of else "", own.hexdigest())
+        if size and (twin := by_content.setdefault(content, file)) is not file:
             raise InputError(file, f"has the same bytes as {twin} of the same delivery: its rows would count twice")
     return FileStats(bytes=total, sha256=digest.hexdigest())
 
@@ -308,7 +318,10 @@ def _numbered_rows(file: Path, columns: dict[str, str]) -> str:
     """SQL of ``file``'s rows numbered as the file counts them (1-based), with ``columns`` under their aliases."""
     cells = ", ".join(f"{quote_ident(header)} AS {alias}" for alias, header in columns.items())
     if file_kind(file) == "parquet":
-        return f"SELECT file_row_number + 1 AS rn, {cells} FROM read_parquet($file, file_row_number = true)"
+        return (
+            f"SELECT file_row_number + 1 AS rn, {cells}"
+            " FROM read_parquet($file, file_row_number = true, hive_partitioning = false)"
+        )
     return f"SELECT row_number() OVER () AS rn, {cells} FROM read_csv($file, {_CSV_DIALECT}, columns = $columns)"
 
 

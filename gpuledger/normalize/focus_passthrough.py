@@ -468,7 +468,7 @@ def _warn_naive_parquet_timestamps(
     for file in files:
         if file_kind(file) != "parquet":
             continue
-        schema = con.read_parquet(str(file))
+        schema = con.read_parquet(str(file), hive_partitioning=False)
         for header, sql_type in zip(schema.columns, schema.types, strict=True):
             if header in timestamps and str(sql_type).startswith("TIMESTAMP") and "TIME ZONE" not in str(sql_type):
                 log.warning("%s: column %r holds timestamps without a time zone, read as UTC", file, header)

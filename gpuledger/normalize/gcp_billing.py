@@ -25,7 +25,7 @@ from zoneinfo import ZoneInfo
 
 import duckdb
 
-from connectors.gcp.exports import billing_account_from_table
+from connectors.gcp.exports import billing_account_from_table, extract_of
 from gpuledger.errors import InputError
 from gpuledger.sqlfiles import quote_literal
 from models.gcp import (
@@ -59,9 +59,10 @@ _READ_LINES = (
     "SELECT row_number() OVER () AS source_row, line FROM read_csv($file, columns = {'line': 'VARCHAR'},"
     " delim = chr(1), quote = '', escape = '', header = false, auto_detect = false, parallel = false)"
 )
+# hive_partitioning off: the export_time= folder names would otherwise override the records' own export_time.
 _READ_PARQUET = (
     "SELECT file_row_number + 1 AS source_row, to_json(p)::VARCHAR AS line"
-    " FROM read_parquet($file, file_row_number = true) AS p"
+    " FROM read_parquet($file, file_row_number = true, hive_partitioning = false) AS p"
 )
 
 
@@ -108,19 +109,21 @@ def format_from_columns(columns: set[str]) -> str | None:
 
 
 def read_files(con: duckdb.DuckDBPyConnection, files: Sequence[Path]) -> duckdb.DuckDBPyRelation:
-    """Every record of the delivery as JSON text with its file and 1-based row, in temp table ``gcp_bq_lines``."""
+    """Every record of the delivery as JSON text with its file, 1-based row and extract (the ``export_time=``
+    folder it came from, '' for loose files), in temp table ``gcp_bq_lines``."""
     kinds = [file_kind(f) for f in files]
     con.execute(
         f"CREATE OR REPLACE TEMP TABLE {_LINES} (file_index INTEGER, source_file VARCHAR, source_label VARCHAR,"
-        " source_row BIGINT, line VARCHAR)"
+        " source_row BIGINT, extract VARCHAR, line VARCHAR)"
     )
     labels = _line_item_labels(files)
     for index, (file, kind) in enumerate(zip(files, kinds, strict=True)):
         query = _READ_PARQUET if kind == "parquet" else _READ_LINES
+        extract = extract_of(file)
         try:
             con.execute(
-                f"INSERT INTO {_LINES} SELECT $index, $name, $label, source_row, line FROM ({query})",
-                {"index": index, "name": str(file), "label": labels[file], "file": str(file)},
+                f"INSERT INTO {_LINES} SELECT $index, $name, $label, source_row, $extract, line FROM ({query})",
+                {"index": index, "name": str(file), "label": labels[file], "file": str(file), "extract": extract},
             )
         except duckdb.Error as exc:
             raise InputError(file, f"unreadable: {str(exc).strip().splitlines()[0]}") from exc
@@ -141,7 +144,11 @@ def create_source_view(
     """
     del raw
     _create_sku_prices(con, files)
-    con.execute(f"CREATE OR REPLACE TEMP TABLE {_TYPED} AS {typed_records_sql(source_version)}")
+    extracts = con.execute(f"SELECT count(DISTINCT extract) FROM {_LINES}").fetchone()
+    repeats_possible = bool(extracts and extracts[0] > 1)
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {_TYPED} AS {typed_records_sql(source_version, repeats_possible)}")
+    if repeats_possible:
+        _record_repeated_records(con)
     bad = con.execute(
         f"SELECT source_file, source_row, problem.path, problem.message FROM {_TYPED}"
         " WHERE problem IS NOT NULL ORDER BY file_index, source_row LIMIT 1"
@@ -217,6 +224,14 @@ def find_record(
         params,
     ).fetchone()
     return (Path(found[0]), int(found[1]), str(found[2])) if found else None
+
+
+# The n-th copy of a record within its extract is kept from the oldest extract that has an n-th copy.
+_REPEATS_ONCE = """SELECT * EXCLUDE (record, copy) FROM (
+        SELECT *, row_number() OVER (PARTITION BY extract, record ORDER BY file_index, source_row) AS copy
+        FROM (SELECT *, CAST(rec AS VARCHAR) AS record FROM records)
+    )
+    QUALIFY rec IS NULL OR row_number() OVER (PARTITION BY record, copy ORDER BY file_index, source_row) = 1"""
 
 
 def record_structure() -> dict[str, Any]:
@@ -361,10 +376,24 @@ def _credit_struct(element: str) -> str:
     return "{'ordinal': i, " + ", ".join(fields) + "}"
 
 
-def typed_records_sql(source_version: str | None = None) -> str:
+def _record_repeated_records(con: duckdb.DuckDBPyConnection) -> None:
+    """How many records repeated an earlier extract's (counted once): the delivery's skipped rows."""
+    skipped = con.execute(
+        f"SELECT (SELECT count(*) FROM {_LINES} WHERE nullif(trim(line), '') IS NOT NULL) - count(*) FROM {_TYPED}"
+    ).fetchone()
+    if skipped and skipped[0]:
+        con.execute("INSERT INTO source_skipped VALUES ('RepeatedExtractRecord', $rows)", {"rows": skipped[0]})
+
+
+def typed_records_sql(source_version: str | None = None, repeats_possible: bool = False) -> str:
     """SELECT producing one typed row per record of ``gcp_bq_lines``, with the first problem found (or NULL).
 
     ``source_version`` names the source table for x_SourceVersion; by default it is told per record.
+    ``repeats_possible``: the records come from several extracts of the month. BigQuery's export table is
+    append-only and every record carries its ``export_time``, so a record (as parsed: field order, number
+    spelling and fields gpuledger does not read aside) that an earlier extract delivered too is the same row
+    delivered again, not a new charge: a record occurring n times in one extract and m times in another counts
+    max(n, m) times, from the oldest extract holding it. Appended corrections are new records and add.
     """
     structure = quote_literal(json.dumps(record_structure(), sort_keys=True))
     shape_paths = ", ".join(quote_literal("$." + p) for p in (*BQ_OBJECTS, *BQ_ARRAYS))
@@ -379,7 +408,7 @@ def typed_records_sql(source_version: str | None = None) -> str:
     )
     return f"""
 WITH lines AS (
-    SELECT file_index, source_file, source_label, source_row, line
+    SELECT file_index, source_file, source_label, source_row, extract, line
     FROM {_LINES}
     -- a blank line carries no record (row numbers still count it)
     WHERE nullif(trim(line), '') IS NOT NULL
@@ -392,10 +421,14 @@ parsed AS (
 
 records AS (
     SELECT
-        file_index, source_file, source_label, source_row, is_object,
+        file_index, source_file, source_label, source_row, extract, is_object,
         CASE WHEN is_object THEN json_type(line, [{shape_paths}]) END AS shapes,
         CASE WHEN is_object THEN json_transform(line, {structure}) END AS rec
     FROM parsed
+),
+
+delivered_once AS (
+    {_REPEATS_ONCE if repeats_possible else "SELECT * FROM records"}
 ),
 
 typed AS (
@@ -416,7 +449,7 @@ typed AS (
         is_object,
         shapes,
         rec
-    FROM records
+    FROM delivered_once
 )
 
 SELECT
@@ -473,7 +506,7 @@ def focus_view_records_sql() -> str:
     credit = "'name': c.Name, 'amount': c.Amount, 'full_name': c.FullName, 'id': c.Id, 'type': c.Type"
     return f"""
 SELECT
-    file_index, source_file, source_label, source_row,
+    file_index, source_file, source_label, source_row, extract,
     CASE WHEN nested IS NULL THEN line ELSE json_object(
         'billing_account_id', line -> '$.BillingAccountId',
         'invoice', json_object('month', strftime(timezone('America/Los_Angeles',
