@@ -34,16 +34,17 @@ from gpuledger.normalize.files import (
     read_raw,
     verify_files,
 )
-from gpuledger.sqlfiles import load_sql
+from gpuledger.sqlfiles import load_sql, quote_literal
 from gpuledger.warehouse import transaction
 from models.aws import AWS_PROVIDER_NAME
 from models.aws_cur import LINE_ITEM_TYPES
 from models.azure import CHARGE_TYPES, PRICING_MODELS
 from models.config import IngestConfig
 from models.delivery import Delivery
-from models.focus import BILLING_MONTH_SQL, origin_line_item
+from models.focus import BILLING_MONTH_SQL, SOURCE_CHANGES, origin_line_item
 from models.gcp import GCP_PROVIDER_NAME
 from models.gpu_catalog import AZURE
+from models.units import UNIT_FORMAT_PATTERN
 
 log = logging.getLogger(__name__)
 
@@ -366,6 +367,8 @@ def _audit(
 ) -> None:
     _check_rows_match_manifest(con, delivery, model, delivery_id)
     _refuse_duplicate_line_items(con, delivery, model, delivery_id)
+    if rules.strict:
+        _refuse_repairs(con, model, delivery_id)
     _fail_on_check_violations(con, model, delivery_id)
     if delivery.files:
         _reconcile(con, delivery, delivery_id)
@@ -443,6 +446,10 @@ def _insert_focus_rows(
     delivery_id: str,
     ingested_at: dt.datetime,
 ) -> None:
+    con.execute(load_sql("focus/macros.sql"))
+    # generated from models/units.py through the quoting helper: the pattern is ours, never input
+    pattern = quote_literal(UNIT_FORMAT_PATTERN)
+    con.execute(f"CREATE OR REPLACE TEMP MACRO follows_unit_format(unit) AS regexp_matches(unit, {pattern})")
     raw = model.read_files(con, delivery.files)
     cast_columns = model.create_source_view(con, raw, delivery.files)
     params = {
@@ -457,6 +464,7 @@ def _insert_focus_rows(
         # A separate cursor: the failed statement aborted this transaction, and diagnostics only read files.
         with con.cursor() as diagnostics:
             raise _locate_bad_input(diagnostics, delivery.files, raw, cast_columns, model, exc) from exc
+    con.execute(load_sql("focus/unify_service_categories.sql"), {"id": delivery_id})
 
 
 def _locate_bad_input(
@@ -590,6 +598,26 @@ def _refuse_duplicate_line_items(
     )
 
 
+def _refuse_repairs(con: duckdb.DuckDBPyConnection, model: FormatModel, delivery_id: str) -> None:
+    """``[ingest] strict``: a delivery whose descriptive values needed repairs is refused, naming the first."""
+    found = con.execute(
+        "SELECT x_SourceFile, x_SourceLineItemId, x_SourceChanges, count(*) OVER () FROM focus.cost_rows"
+        " WHERE x_DeliveryId = $id AND x_SourceChanges IS NOT NULL ORDER BY x_SourceFile, x_SourceLineItemId LIMIT 1",
+        {"id": delivery_id},
+    ).fetchone()
+    if found is None:
+        return
+    file, line_item, changes, count = found
+    change = changes.split(",")[0]
+    raise InputError(
+        file,
+        f"{count:,} row(s) needed repairs ([ingest] strict = true refuses them); first: line item {line_item}:"
+        f" {changes} ({SOURCE_CHANGES[change].repair})",
+        row=_source_row(con, model, file, line_item),
+        column=_column_name(con, model, file, SOURCE_CHANGES[change].column),
+    )
+
+
 def _column_name(con: duckdb.DuckDBPyConnection, model: FormatModel, file: str | None, focus_column: str) -> str:
     """The source column a FOCUS column comes from, as the file spells it; the FOCUS name when none does."""
     raw_columns = read_raw(con, [Path(file)]).columns if file and model.find_row is None else []
@@ -661,7 +689,7 @@ def _source_row(
     if not (source_file and line_item_id):
         return None
     if model.find_row is not None:  # GCP numbers its line items <file>:<row>
-        row = line_item_id.rpartition(":")[2]
+        row = origin_line_item(line_item_id).rpartition(":")[2]
         return int(row) if row.isdigit() else None
     if not model.line_item_id_column:
         return None

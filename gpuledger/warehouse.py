@@ -9,7 +9,7 @@ from pathlib import Path
 
 import duckdb
 
-from models import aws, azure, focus, gcp
+from models import aws, azure, focus, gcp, units
 from models.currencies import ISO_4217_CODES
 from models.gpu_catalog import catalog_rows
 
@@ -332,7 +332,14 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
         ("product_code", "service_category", "service_subcategory"),
         [(code, cat, sub) for code, (cat, sub) in sorted(aws.AWS_SERVICE_CATEGORIES.items())],
     )
-    replace_ref_table(con, "ref.aws_units", ("aws_unit", "focus_unit"), sorted(aws.AWS_UNITS.items()))
+    replace_ref_table(
+        con,
+        "ref.units",
+        ("provider", "source_unit", "focus_unit", "block_size"),
+        [(u.provider, u.source_unit, u.focus_unit, str(u.block_size)) for u in units.UNIT_MAPPINGS],
+    )
+    for superseded in ("ref.aws_units", "ref.azure_units", "ref.gcp_units"):  # one table per provider before
+        con.execute(f"DROP TABLE IF EXISTS {superseded}")
     replace_ref_table(con, "ref.aws_regions", ("region_id", "region_name"), sorted(aws.AWS_REGION_NAMES.items()))
     _ensure_gcp_ref_tables(con)
     _ensure_azure_ref_tables(con)
@@ -341,6 +348,12 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
         "ref.focus_allowed_values",
         ("column_name", "value"),
         [(c.name, v) for c in focus.FOCUS_COLUMNS for v in c.allowed_values],
+    )
+    replace_ref_table(
+        con,
+        "ref.focus_service_categories",
+        ("service_category", "position"),
+        [(category, f"{position:02d}") for position, category in enumerate(focus.SERVICE_SUBCATEGORIES)],
     )
     replace_ref_table(
         con,
@@ -393,7 +406,6 @@ def _ensure_gcp_ref_tables(con: duckdb.DuckDBPyConnection) -> None:
         ("service_name", "service_category", "service_subcategory"),
         [(name, cat, sub) for name, (cat, sub) in sorted(gcp.GCP_SERVICE_CATEGORIES.items())],
     )
-    replace_ref_table(con, "ref.gcp_units", ("gcp_unit", "focus_unit"), sorted(gcp.GCP_UNITS.items()))
     replace_ref_table(con, "ref.gcp_regions", ("region_id", "region_name"), sorted(gcp.GCP_REGION_NAMES.items()))
     replace_ref_table(
         con,
@@ -416,12 +428,6 @@ def _ensure_azure_ref_tables(con: duckdb.DuckDBPyConnection) -> None:
         "ref.azure_consumed_services",
         ("consumed_service", "service_name"),
         sorted(azure.AZURE_CONSUMED_SERVICES.items()),
-    )
-    replace_ref_table(
-        con,
-        "ref.azure_units",
-        ("unit_of_measure", "focus_unit", "block_size"),
-        [(unit, focus_unit, str(block)) for unit, (focus_unit, block) in sorted(azure.AZURE_UNITS.items())],
     )
     replace_ref_table(
         con,

@@ -52,24 +52,6 @@ AWS_SERVICE_CATEGORIES: dict[str, tuple[str, str]] = {
     "AWSMarketplace": ("Other", "Other (Other)"),
 }
 
-# CUR pricing units -> FOCUS UnitFormat spellings.
-AWS_UNITS: dict[str, str] = {
-    "Hrs": "Hours",
-    "hours": "Hours",
-    "Hours": "Hours",
-    "GB-Mo": "GB-Months",
-    "GB-Month": "GB-Months",
-    "GB": "GB",
-    "GB-Hrs": "GB-Hours",
-    "Requests": "Requests",
-    "Quantity": "Units",
-    "Count": "Count",
-    "vCPU-Hours": "vCPU-Hours",
-    "IOPS-Mo": "IOPS-Months",
-    "GiBps-mo": "GiBps-Months",
-    "Dollar": "Dollars",
-}
-
 AWS_REGION_NAMES: dict[str, str] = {
     "us-east-1": "US East (N. Virginia)",
     "us-east-2": "US East (Ohio)",

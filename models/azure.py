@@ -235,53 +235,6 @@ AZURE_CONSUMED_SERVICES: dict[str, str] = {
     "microsoft.saas": "Azure Marketplace",
 }
 
-# UnitOfMeasure -> (FOCUS unit of one consumed unit, pricing block size). Azure's Quantity counts
-# blocks and its prices are per block (docs/decisions/0006); ConsumedQuantity = Quantity x block.
-AZURE_UNITS: dict[str, tuple[str, int]] = {
-    "1": ("Units", 1),
-    "10": ("Units", 10),
-    "100": ("Units", 100),
-    "1000": ("Units", 1000),
-    "10000": ("Units", 10000),
-    "1K": ("Units", 1000),
-    "10K": ("Units", 10000),
-    "100K": ("Units", 100000),
-    "1M": ("Units", 1000000),
-    "10M": ("Units", 10000000),
-    "1 Unit": ("Units", 1),
-    "1 Count": ("Count", 1),
-    "1 Hour": ("Hours", 1),
-    "1 Hours": ("Hours", 1),
-    "10 Hours": ("Hours", 10),
-    "100 Hours": ("Hours", 100),
-    "1000 Hours": ("Hours", 1000),
-    "1 Minute": ("Minutes", 1),
-    "1 Second": ("Seconds", 1),
-    "1 Day": ("Days", 1),
-    "1 Month": ("Months", 1),
-    "1/Hour": ("Units/Hour", 1),
-    "1/Day": ("Units/Day", 1),
-    "1/Month": ("Units/Month", 1),
-    "1/Year": ("Units/Year", 1),
-    "1 Year": ("Years", 1),
-    "1 GB": ("GB", 1),
-    "10 GB": ("GB", 10),
-    "100 GB": ("GB", 100),
-    "1 TB": ("TB", 1),
-    "1 GiB": ("GiB", 1),
-    "1 GB/Month": ("GB-Months", 1),
-    "100 GB/Month": ("GB-Months", 100),
-    "1 GiB/Month": ("GiB-Months", 1),
-    "1 TB/Month": ("TB-Months", 1),
-    "1 GB Hour": ("GB-Hours", 1),
-    "1 GiB Hour": ("GiB-Hours", 1),
-    "1 GB Second": ("GB-Seconds", 1),
-    "1 GB/Hour": ("GB/Hour", 1),
-    "1 API Calls": ("Requests", 1),
-    "10K Transactions": ("Transactions", 10000),
-    "1 User": ("Users", 1),
-}
-
 # ARM resource location (lower-case, spaces removed) -> (RegionId, RegionName). Includes the legacy
 # "US East"-style spellings older exports use.
 AZURE_REGIONS: dict[str, tuple[str, str]] = {

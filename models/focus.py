@@ -291,7 +291,7 @@ CUSTOM_COLUMNS: tuple[CustomColumn, ...] = (
         "VARCHAR",
         True,
         "Provider's line-item id within the delivery (or a content id where it has none); a row derived from"
-        " another (AWS unused commitment) appends /<kind>.",
+        " another (AWS unused commitment, a GCP credit) appends /<kind>[/<n>].",
     ),
     CustomColumn("x_SourceLineItemType", "VARCHAR", True, "Provider's charge type (e.g. RIFee)."),
     CustomColumn("x_IngestedAt", "TIMESTAMPTZ", False, "When this delivery was first ingested."),
@@ -305,6 +305,13 @@ CUSTOM_COLUMNS: tuple[CustomColumn, ...] = (
     ),
     CustomColumn("x_InvoiceMonth", "VARCHAR", True, "GCP invoice.month (YYYYMM, US/Pacific) the row is billed in."),
     CustomColumn("x_SourceVersion", "VARCHAR", True, "Schema version of the source (e.g. FOCUS 1.0, EA, MCA)."),
+    CustomColumn(
+        "x_PricingUnitDescription",
+        "VARCHAR",
+        True,
+        "The pricing unit as the source spells it (Hrs, 10K, gibibyte hour); PricingUnit is its FOCUS UnitFormat"
+        " name (models/units.py).",
+    ),
     CustomColumn(
         "x_SourceChanges",
         "VARCHAR",
@@ -320,8 +327,42 @@ CUSTOM_COLUMNS: tuple[CustomColumn, ...] = (
     ),
 )
 
-DERIVED_ROW_SUFFIX = re.compile(r"/[a-z]+$")
-ORIGIN_LINE_ITEM_SQL = "regexp_replace(x_SourceLineItemId, '/[a-z]+$', '')"
+
+@dataclass(frozen=True)
+class SourceChange:
+    """One repair of a descriptive value, flagged in x_SourceChanges (docs/decisions/0011); money is never one."""
+
+    column: str
+    """The FOCUS column repaired."""
+    repair: str
+    """What was done, for users."""
+
+
+SOURCE_CHANGES: dict[str, SourceChange] = {
+    "InvalidTags": SourceChange("Tags", 'a tag cell that is no JSON object ("", text, a list) is read as no tags'),
+    "InvalidSkuPriceDetails": SourceChange("SkuPriceDetails", "a cell that is no JSON object is read as empty"),
+    "InvalidCostCategories": SourceChange(
+        "x_CostCategories", "a CUR 2.0 cost_category cell that is no JSON object is read as empty"
+    ),
+    "InvalidProduct": SourceChange("ServiceName", "a CUR 2.0 product cell that is no JSON object is read as empty"),
+    "MissingListCost": SourceChange("ListCost", "an empty ListCost is ListUnitPrice x PricingQuantity"),
+    "MissingContractedCost": SourceChange(
+        "ContractedCost", "an empty ContractedCost is ContractedUnitPrice x PricingQuantity, else ListCost (FOCUS)"
+    ),
+    "MissingContractedUnitPrice": SourceChange(
+        "ContractedUnitPrice", "an empty unit price is ContractedCost / PricingQuantity, else ListUnitPrice"
+    ),
+    "UnmappedUnit": SourceChange(
+        "PricingUnit", "a unit neither in models/units.py nor in UnitFormat is kept as the source spells it"
+    ),
+    "ServiceCategoryUnified": SourceChange(
+        "ServiceCategory", "a ServiceName with several categories takes one (the first in FOCUS's order, Other last)"
+    ),
+}
+"""Every repair the normalizers make; ``[ingest] strict = true`` rejects a delivery needing any."""
+
+DERIVED_ROW_SUFFIX = re.compile(r"/[a-z]+(/[0-9]+)?$")
+ORIGIN_LINE_ITEM_SQL = "regexp_replace(CAST(x_SourceLineItemId AS VARCHAR), '/[a-z]+(/[0-9]+)?$', '')"
 """The source line item a FOCUS row was made from (derived rows drop their /<kind>)."""
 
 

@@ -210,28 +210,6 @@ GCP_SERVICE_CATEGORIES: dict[str, tuple[str, str]] = {
     "Invoice": ("Other", "Other (Other)"),
 }
 
-# usage.unit / usage.pricing_unit -> FOCUS UnitFormat spellings; an unlisted unit is kept as the export spells it.
-GCP_UNITS: dict[str, str] = {
-    "seconds": "Seconds",
-    "second": "Seconds",
-    "minute": "Minutes",
-    "hour": "Hours",
-    "day": "Days",
-    "month": "Months",
-    "bytes": "Bytes",
-    "byte": "Bytes",
-    "byte-seconds": "Byte-Seconds",
-    "mebibyte": "MiB",
-    "gibibyte": "GiB",
-    "tebibyte": "TiB",
-    "gibibyte second": "GiB-Seconds",
-    "gibibyte hour": "GiB-Hours",
-    "gibibyte month": "GiB-Months",
-    "requests": "Requests",
-    "request": "Requests",
-    "count": "Count",
-}
-
 GCP_REGION_NAMES: dict[str, str] = {
     "us-central1": "Iowa",
     "us-east1": "South Carolina",

@@ -134,5 +134,7 @@ def test_failed_audit_leaves_no_staged_rows(con, tmp_path):
     bad = write_cur1_csv(tmp_path / "bad.csv", rows)
     with pytest.raises(InputError, match="focus_nullability") as caught:
         load_delivery(con, Delivery("aws-cur1", (bad,)))
-    assert (caught.value.file, caught.value.row, caught.value.column) == (str(bad), 1, "ConsumedQuantity")
+    # the file's own column is named, with the FOCUS column made from it
+    assert (caught.value.file, caught.value.row, caught.value.column) == (str(bad), 1, "lineItem/UsageAmount")
+    assert "(FOCUS ConsumedQuantity)" in caught.value.reason
     assert con.execute("SELECT count(*) FROM focus.cost_rows").fetchone() == (0,)

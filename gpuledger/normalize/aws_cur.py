@@ -55,6 +55,7 @@ def create_source_view(
         selects.append(f"{expr} AS {column.name}")
     selects.append(f"{_tags_expr(header_types)} AS tags_json")
     selects.append(f"{_cost_categories_expr(header_types)} AS cost_categories_json")
+    selects += _repair_selects(header_types)
     selects.append("filename AS source_file")
     con.execute(
         f"CREATE OR REPLACE TEMP VIEW {SOURCE_VIEW} AS SELECT\n  " + ",\n  ".join(selects) + "\nFROM aws_cur_raw"
@@ -88,9 +89,35 @@ def _cast_text(expr: str, column: CurColumn) -> str:
 
 
 def _as_map(header: str, header_types: dict[str, str]) -> str:
+    """A map column; CUR 2.0 CSV writes maps as JSON text, and text that is no flat object reads as no map."""
     ident = quote_ident(header)
-    # CUR 2.0 CSV writes map columns as JSON text.
-    return ident if header_types[header].startswith("MAP") else f"CAST(CAST({ident} AS JSON) AS MAP(VARCHAR, VARCHAR))"
+    return (
+        ident
+        if header_types[header].startswith("MAP")
+        else f"TRY_CAST(TRY_CAST({ident} AS JSON) AS MAP(VARCHAR, VARCHAR))"
+    )
+
+
+# CUR 2.0's map columns, and the repair a malformed cell of one is flagged as (x_SourceChanges).
+_MAP_REPAIRS = {"resource_tags": "InvalidTags", "cost_category": "InvalidCostCategories", "product": "InvalidProduct"}
+
+
+def _repair_selects(header_types: dict[str, str]) -> list[str]:
+    """``src_changes`` and ``src_values``: map cells (CSV text) that are no flat JSON object are read as empty,
+    flagged, and kept as the source wrote them; money is never among them."""
+    broken = {
+        header: f"(nullif(trim({quote_ident(header)}), '') IS NOT NULL AND {_as_map(header, header_types)} IS NULL)"
+        for header in _MAP_REPAIRS
+        if header in header_types and not header_types[header].startswith("MAP")
+    }
+    changes = ", ".join(f"CASE WHEN {test} THEN {quote_literal(_MAP_REPAIRS[h])} END" for h, test in broken.items())
+    values = ", ".join(
+        f"{{'key': {quote_literal(h)}, 'value': CASE WHEN {test} THEN {quote_ident(h)} END}}"
+        for h, test in broken.items()
+    )
+    if not broken:
+        return ["CAST([] AS VARCHAR[]) AS src_changes", "CAST(NULL AS VARCHAR) AS src_values"]
+    return [f"[{changes}] AS src_changes", f"source_values([{values}]) AS src_values"]
 
 
 def _product_map_expr(header_types: dict[str, str]) -> str | None:

@@ -106,8 +106,6 @@ def find_bad_value(con: duckdb.DuckDBPyConnection, file: Path, raw_columns: Sequ
             continue
         if column.sql_type == DATE:
             bad, what = f"{_parse_date(text)} IS NULL", "a date"
-        elif column.name == "tags":
-            bad, what = f"json_type({_tags_parsed(text)}) IS DISTINCT FROM 'OBJECT'", "a JSON object of tags"
         else:
             continue
         found = first_bad_row(con, file, header, f"{text} IS NOT NULL AND {bad}")
@@ -137,6 +135,9 @@ def _create_view(
         selects.append(f"{_typed(column, header, header_types[header])} AS {column.name}")
         if column.sql_type == COST:
             cast_columns[header] = COST
+    selects += _repair_selects(
+        _resolve(next(c for c in AZURE_COLUMNS if c.name == "tags"), by_key, family), header_types
+    )
     selects.append(f"{_billing_account_type(by_key, family)} AS billing_account_type")
     selects.append(f"{quote_literal(family)} AS source_version")
     selects.append(f"{_dataset_expr(files, mode)} AS dataset")
@@ -201,10 +202,10 @@ def _typed(column: AzureColumn, header: str, raw_type: str) -> str:
         return f"CASE WHEN {text} IS NULL THEN NULL ELSE coalesce({_parse_date(text)}, error({_error(column)})) END"
     if column.name == "tags":
         parsed = _tags_parsed(text)
-        # Minified, Azure's key order kept; an empty object is no tags.
+        # Minified, Azure's key order kept; an empty object is no tags; a cell that is no object neither (flagged).
         return (
-            f"CASE WHEN {text} IS NULL THEN NULL WHEN json_type({parsed}) = 'OBJECT'"
-            f" THEN nullif(CAST(json({parsed}) AS VARCHAR), '{{}}') ELSE error({_error(column)}) END"
+            f"CASE WHEN {text} IS NOT NULL AND json_type({parsed}) = 'OBJECT'"
+            f" THEN nullif(CAST(json({parsed}) AS VARCHAR), '{{}}') END"
         )
     if column.name == "pricing_model":
         # "On Demand" (Microsoft's schema pages) and "OnDemand" (files) are one model.
@@ -216,6 +217,20 @@ def _typed(column: AzureColumn, header: str, raw_type: str) -> str:
         # The VM size of VM rows: the GPU catalog key (e.g. Standard_ND96isr_H100_v5).
         return f"CASE WHEN json_valid({text}) THEN nullif(json_extract_string({text}, '$.ServiceType'), '') END"
     return cast_expr(header, raw_type, column.sql_type)
+
+
+def _repair_selects(tags_header: str | None, header_types: dict[str, str]) -> list[str]:
+    """``src_changes`` / ``src_values``: a Tags cell that is no JSON object (``""``, text) is read as no tags and
+    flagged InvalidTags, its text kept; money is never repaired."""
+    if tags_header is None:
+        return ["CAST([] AS VARCHAR[]) AS src_changes", "CAST(NULL AS VARCHAR) AS src_values"]
+    text = cast_expr(tags_header, header_types[tags_header], "VARCHAR")
+    broken = f"({text} IS NOT NULL AND json_type({_tags_parsed(text)}) IS DISTINCT FROM 'OBJECT')"
+    original = f"CASE WHEN {broken} THEN {text} END"
+    return [
+        f"[CASE WHEN {broken} THEN 'InvalidTags' END] AS src_changes",
+        f"source_values([{{'key': {quote_literal(tags_header)}, 'value': {original}}}]) AS src_values",
+    ]
 
 
 def _error(column: AzureColumn) -> str:

@@ -54,6 +54,11 @@ ADDED_IN = {
 REQUIRED = tuple(c.name for c in FOCUS_COLUMNS if c.level is Level.MANDATORY)
 # Not null in gpuledger's table but derived by the model where the source leaves them out.
 _DERIVED = ("ChargeFrequency", "ServiceSubcategory")
+# Not null, but FOCUS lets an empty cell be derived (ListUnitPrice x PricingQuantity; ContractedCost defaults to
+# ListCost): the model repairs it and flags the row (x_SourceChanges); an underivable one still fails the insert.
+_DERIVABLE = ("ContractedCost", "ListCost")
+# JSON columns whose cell, when it is no JSON object, is read as empty and flagged (never money).
+JSON_REPAIRS = {"Tags": "InvalidTags", "SkuPriceDetails": "InvalidSkuPriceDetails"}
 _JSON_EXTRAS = ("x_CostCategories",)
 SKU_PRICE_DETAIL_KEYS = (
     "CoreCount",
@@ -167,7 +172,7 @@ class SourceColumns:
             return f"CAST(NULL AS {column.type.sql})"
         if column.type is FocusType.JSON:
             keys = SKU_PRICE_DETAIL_KEYS if name == "SkuPriceDetails" else None
-            return flat_json_object(header, self.header_types[header], keys, tolerant=self.aliased(name))
+            return flat_json_object(header, self.header_types[header], keys, tolerant=True)
         return cast_expr(header, self.header_types[header], column.type.sql)
 
     def other_headers(self) -> list[str]:
@@ -267,6 +272,7 @@ def _custom_selects(source: SourceColumns) -> list[str]:
         instance = f"coalesce({instance}, {source.profile.instance_type(source)})"
     selects.append(f"{instance} AS x_InstanceType")
     selects.append(f"{quote_literal(source.version)} AS x_SourceVersion")
+    selects.append(f"{source.text(source.focus.get('PricingUnit'))} AS x_PricingUnitDescription")
     return selects
 
 
@@ -290,7 +296,28 @@ def _hint_selects(source: SourceColumns) -> list[str]:
     selects.append(f"{rate} AS src_pricing_to_billing_rate")
     selects.append("filename AS src_file")
     selects.append("src_line_item_id")
+    selects += _repair_selects(source)
     return selects
+
+
+def _repair_selects(source: SourceColumns) -> list[str]:
+    """``src_changes`` / ``src_values``: JSON cells read as empty because they are no JSON object, with their text."""
+    broken = {}
+    for name, change in JSON_REPAIRS.items():
+        header = source.focus.get(name)
+        if header is not None and not source.header_types[header].startswith("MAP"):
+            text = source.text(header)
+            test = f"({text} IS NOT NULL AND NOT coalesce(json_type(TRY_CAST({text} AS JSON)) = 'OBJECT', false))"
+            broken[header] = (change, test, text)
+    changes = ", ".join(f"CASE WHEN {test} THEN {quote_literal(change)} END" for change, test, _ in broken.values())
+    values = ", ".join(
+        f"{{'key': {quote_literal(header)}, 'value': CASE WHEN {test} THEN {text} END}}"
+        for header, (_, test, text) in broken.items()
+    )
+    return [
+        f"CAST([{changes}] AS VARCHAR[]) AS src_changes",
+        f"source_values([{values}]) AS src_values" if broken else "CAST(NULL AS VARCHAR) AS src_values",
+    ]
 
 
 _NULL_SPELLINGS = "('NULL', 'null', 'Null')"
@@ -330,12 +357,12 @@ def _checks(source: SourceColumns) -> list[_Check]:
     for name, header in source.focus.items():
         column = FOCUS_BY_NAME[name]
         if source.header_types[header] != "VARCHAR":
-            if not column.nullable and name not in _DERIVED:
+            if not column.nullable and name not in (*_DERIVED, *_DERIVABLE):
                 checks.append(_Check(header, "bad", "{v} IS NULL", "is empty, but the column must not be null"))
             continue
         text = _text_sql("{v}")
         checks.append(_Check(header, "null_literal", literal, "the literal NULL, read as empty"))
-        if not column.nullable and name not in _DERIVED:
+        if not column.nullable and name not in (*_DERIVED, *_DERIVABLE):
             blank = "nullif(trim({v}), '') IS NULL OR " + literal
             checks.append(_Check(header, "bad", blank, "is empty, but the column must not be null"))
         if column.type is FocusType.DECIMAL:
@@ -352,8 +379,6 @@ def _checks(source: SourceColumns) -> list[_Check]:
                 _Check(header, "naive", naive, "timestamps without a time zone, read as UTC", per_value=True),
                 _Check(header, "minutes", f"regexp_matches({text}, '{_MINUTES_ONLY}')", "no seconds", per_value=True),
             ]
-        elif column.type is FocusType.JSON and not source.aliased(name):
-            checks.append(_Check(header, "bad", _not_a_json_object(), "is not a JSON object", per_value=True))
         if column.allowed_values:
             bad = f"({text}) IS NOT NULL AND NOT list_contains({{allowed}}, {text})"
             checks.append(_Check(header, "bad", bad, "is not an allowed value", column.allowed_values, True))

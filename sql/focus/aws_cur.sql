@@ -1,6 +1,7 @@
 -- AWS Cost and Usage Report (legacy CUR 1 and CUR 2.0 Data Exports) -> FOCUS 1.2 rows.
 -- Input: temp view aws_cur_src with the canonical CUR columns of models/aws_cur.py, plus
---   tags_json / cost_categories_json (flat JSON objects with final keys) and source_file; ref.aws_* tables.
+--   tags_json / cost_categories_json (flat JSON objects with final keys), the reader's repairs (src_changes,
+--   src_values) and source_file; ref.aws_* tables, ref.units; the macros of sql/focus/macros.sql.
 -- Parameters: $delivery_id, $source_format, $ingested_at.
 -- Amortization follows the CID summary view; RIFee and SavingsPlanRecurringFee rows are split
 -- into the Purchase (billed, EffectiveCost 0) and an Unused commitment row (EffectiveCost = unused)
@@ -15,7 +16,7 @@ services AS (
 ),
 
 units AS (
-    SELECT aws_unit, focus_unit FROM ref.aws_units
+    SELECT source_unit AS aws_unit, focus_unit FROM ref.units WHERE provider = $provider_name
 ),
 
 regions AS (
@@ -268,7 +269,15 @@ focus_rows AS (
         p.line_item_usage_type AS x_UsageType,
         p.line_item_operation AS x_Operation,
         nullif(p.product_instance_type, '') AS x_InstanceType,
-        p.cost_categories_json AS x_CostCategories
+        p.cost_categories_json AS x_CostCategories,
+        p.pricing_unit AS x_PricingUnitDescription,
+        source_changes(list_append(
+            p.src_changes,
+            CASE
+                WHEN u.focus_unit IS NULL AND NOT follows_unit_format(p.pricing_unit) THEN 'UnmappedUnit'
+            END
+        )) AS x_SourceChanges,
+        p.src_values AS x_SourceValues
     FROM priced AS p
     LEFT JOIN services AS s ON s.product_code = p.line_item_product_code
     LEFT JOIN units AS u ON u.aws_unit = p.pricing_unit

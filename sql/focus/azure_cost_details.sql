@@ -22,7 +22,7 @@ consumed_services AS (
 ),
 
 units AS (
-    SELECT unit_of_measure, focus_unit, block_size FROM ref.azure_units
+    SELECT source_unit AS unit_of_measure, focus_unit, block_size FROM ref.units WHERE provider = $provider_name
 ),
 
 regions AS (
@@ -107,7 +107,7 @@ costed AS (
 priced AS (
     SELECT
         c.*,
-        -- units missing from ref.azure_units: a leading count is the block ("1/Year" -> Units/Year per 1)
+        -- units missing from ref.units: a leading count is the block ("1/Year" -> Units/Year per 1)
         coalesce(
             u.focus_unit,
             CASE
@@ -117,6 +117,7 @@ priced AS (
             END
         ) AS focus_unit,
         coalesce(u.block_size, nullif(regexp_extract(c.unit_text, '^[0-9]+'), ''), '1') AS block_size,
+        u.focus_unit IS NOT NULL AS unit_mapped,
         coalesce(
             c.unit_price,
             c.effective_price,
@@ -332,7 +333,16 @@ focus_rows AS (
         r.instance_type AS x_InstanceType,
         CAST(NULL AS VARCHAR) AS x_CostCategories,
         r.amortization_class AS x_AmortizationClass,
-        r.source_version AS x_SourceVersion
+        r.source_version AS x_SourceVersion,
+        r.unit_text AS x_PricingUnitDescription,
+        source_changes(list_append(
+            r.src_changes,
+            CASE
+                WHEN NOT r.unit_mapped AND r.unit_text IS NOT NULL AND NOT follows_unit_format(r.pricing_unit)
+                    THEN 'UnmappedUnit'
+            END
+        )) AS x_SourceChanges,
+        r.src_values AS x_SourceValues
     FROM named AS r
     LEFT JOIN services AS s ON s.service_name = r.service_name
     LEFT JOIN regions AS g ON g.location_key = r.location_key

@@ -3,10 +3,20 @@
 -- typed, NULL where the source's version lacks it, the provider's x_ columns, and src_* hints (incl. the
 -- line-item id: FOCUS has none, so the reader derives one from the file name and the row's content).
 -- Parameters: $delivery_id, $source_format, $ingested_at, $provider_name (NULL for the generic format).
--- Values the source has pass through; columns FOCUS 1.1 and 1.2 added are derived from what the row carries.
+-- Values the source has pass through; columns FOCUS 1.1 and 1.2 added are derived from what the row carries;
+-- values FOCUS lets one derive (an empty ContractedCost, ListCost or ContractedUnitPrice) and units outside
+-- UnitFormat are repaired, and the row says so in x_SourceChanges (docs/decisions/0011).
 
 WITH focus_export AS (
     SELECT * FROM focus_passthrough_src
+),
+
+-- the unit table's spellings for this provider, and those of any provider's FOCUS files
+units AS (
+    SELECT DISTINCT ON (source_unit) source_unit, focus_unit
+    FROM ref.units
+    WHERE provider = $provider_name OR provider = '*'
+    ORDER BY source_unit, provider = '*'
 ),
 
 aws_services AS (
@@ -28,6 +38,48 @@ named AS (
     FROM focus_export
 ),
 
+-- derivable prices a source left empty (FOCUS: ContractedCost defaults to ListCost without negotiated prices)
+repaired AS (
+    SELECT
+        f.* REPLACE (
+            coalesce(
+                f.ListCost, CAST(f.ListUnitPrice * f.PricingQuantity AS DECIMAL(38, 10))
+            ) AS ListCost,
+            coalesce(
+                f.ContractedCost,
+                CAST(f.ContractedUnitPrice * f.PricingQuantity AS DECIMAL(38, 10)),
+                f.ListCost,
+                CAST(f.ListUnitPrice * f.PricingQuantity AS DECIMAL(38, 10))
+            ) AS ContractedCost,
+            CASE
+                WHEN f.ContractedUnitPrice IS NOT NULL OR NOT f.needs_unit_prices THEN f.ContractedUnitPrice
+                WHEN f.ContractedCost IS NOT NULL AND f.PricingQuantity <> 0
+                    THEN CAST(f.ContractedCost / f.PricingQuantity AS DECIMAL(38, 10))
+                ELSE f.ListUnitPrice
+            END AS ContractedUnitPrice,
+            coalesce(pu.focus_unit, f.PricingUnit) AS PricingUnit,
+            coalesce(cu.focus_unit, f.ConsumedUnit) AS ConsumedUnit,
+            list_concat(f.src_changes, [
+                CASE WHEN f.ListCost IS NULL THEN 'MissingListCost' END,
+                CASE WHEN f.ContractedCost IS NULL THEN 'MissingContractedCost' END,
+                CASE
+                    WHEN f.ContractedUnitPrice IS NULL AND f.needs_unit_prices THEN 'MissingContractedUnitPrice'
+                END,
+                CASE WHEN pu.focus_unit IS NULL AND NOT follows_unit_format(f.PricingUnit) THEN 'UnmappedUnit' END,
+                CASE WHEN cu.focus_unit IS NULL AND NOT follows_unit_format(f.ConsumedUnit) THEN 'UnmappedUnit' END
+            ]) AS src_changes
+        )
+    FROM (
+        SELECT
+            *,
+            -- FOCUS requires unit prices on usage and purchases that are no corrections
+            ChargeCategory IN ('Usage', 'Purchase') AND ChargeClass IS NULL AS needs_unit_prices
+        FROM named
+    ) AS f
+    LEFT JOIN units AS pu ON pu.source_unit = f.PricingUnit
+    LEFT JOIN units AS cu ON cu.source_unit = f.ConsumedUnit
+),
+
 -- ChargeFrequency is only Recommended: sources may leave it out
 with_frequency AS (
     SELECT
@@ -36,7 +88,7 @@ with_frequency AS (
                 ChargeFrequency, CASE WHEN ChargeCategory = 'Usage' THEN 'Usage-Based' ELSE 'One-Time' END
             ) AS ChargeFrequency
         )
-    FROM named
+    FROM repaired
 ),
 
 -- columns FOCUS 1.1 added
@@ -111,8 +163,11 @@ upgraded_1_2 AS (
 SELECT
     * EXCLUDE (
         src_first_party_provider, src_first_party_publisher, src_first_party_issuer, src_billing_account_type,
-        src_sub_account_type, src_pricing_to_billing_rate, src_file, src_line_item_id
+        src_sub_account_type, src_pricing_to_billing_rate, src_file, src_line_item_id, src_changes, src_values,
+        needs_unit_prices
     ),
+    source_changes(src_changes) AS x_SourceChanges,
+    src_values AS x_SourceValues,
     $source_format || '-' || x_SourceVersion AS x_SourceFormat,
     $delivery_id AS x_DeliveryId,
     src_file AS x_SourceFile,

@@ -31,7 +31,7 @@ services AS (
 ),
 
 units AS (
-    SELECT gcp_unit, focus_unit FROM ref.gcp_units
+    SELECT source_unit AS gcp_unit, focus_unit FROM ref.units WHERE provider = $provider_name
 ),
 
 regions AS (
@@ -117,7 +117,8 @@ priced AS (
         c.*,
         c.charge_category IN ('Usage', 'Purchase') AS has_unit_pricing,
         CASE WHEN c.is_lump_sum THEN 1 ELSE c.usage_amount_in_pricing_units END AS pricing_quantity,
-        CASE WHEN c.is_lump_sum THEN 'Units' ELSE coalesce(u.focus_unit, c.usage_pricing_unit) END AS pricing_unit
+        CASE WHEN c.is_lump_sum THEN 'Units' ELSE coalesce(u.focus_unit, c.usage_pricing_unit) END AS pricing_unit,
+        NOT c.is_lump_sum AND u.focus_unit IS NULL AND NOT follows_unit_format(c.usage_pricing_unit) AS unit_unmapped
     FROM classified AS c
     LEFT JOIN units AS u ON u.gcp_unit = c.usage_pricing_unit
 ),
@@ -295,7 +296,9 @@ focus_rows AS (
         e.instance_type AS x_InstanceType,
         CAST(NULL AS VARCHAR) AS x_CostCategories,
         e.invoice_month AS x_InvoiceMonth,
-        e.source_version AS x_SourceVersion
+        e.source_version AS x_SourceVersion,
+        e.usage_pricing_unit AS x_PricingUnitDescription,
+        source_changes([CASE WHEN e.unit_unmapped THEN 'UnmappedUnit' END]) AS x_SourceChanges
     FROM expanded AS e
     LEFT JOIN services AS s ON s.service_name = e.service_description
     LEFT JOIN units AS cu ON cu.gcp_unit = e.usage_unit

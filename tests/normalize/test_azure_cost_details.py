@@ -407,7 +407,6 @@ def test_legacy_and_cost_details_formats_refuse_each_other(con, tmp_path):
         ("Date", "2026-13-45", 4, "'2026-13-45' is not a date"),
         ("Date", "31/01/2026", 1, "'31/01/2026' is not a date"),
         ("CostInBillingCurrency", "12,50", 5, "'12,50' is not a valid DECIMAL"),
-        ("Tags", '"team": "ml", broken', 2, "is not a JSON object of tags"),
     ],
 )
 def test_bad_values_name_file_row_and_column_and_change_nothing(con, tmp_path, column, value, row, message):
@@ -423,6 +422,21 @@ def test_bad_values_name_file_row_and_column_and_change_nothing(con, tmp_path, c
     assert (error.file, error.row, error.column) == (str(bad), row, column)
     assert message in str(error)
     assert focus_snapshot(con) == before
+
+
+@pytest.mark.parametrize("cell", ['"team": "ml", broken', '""', "untagged"])
+def test_a_tags_cell_that_is_no_object_is_read_as_no_tags_and_flagged(con, tmp_path, cell):
+    rows = ea_actual()
+    rows[1]["Tags"] = cell
+    delivery = write_csv(tmp_path / "part_0.csv", rows, EA_HEADER)
+    result = _load(con, "azure-actual", delivery)
+    assert result.repairs == (("InvalidTags", 1),)
+    flagged = con.execute(
+        "SELECT Tags, x_SourceChanges, x_SourceValues FROM focus.costs WHERE x_SourceChanges IS NOT NULL"
+    ).fetchall()
+    assert flagged == [(None, "InvalidTags", json.dumps({"Tags": cell}, separators=(",", ":")))]
+    totals = con.execute("SELECT sum(BilledCost) FROM focus.costs").fetchone()
+    assert totals == (sum(Decimal(r["CostInBillingCurrency"]) for r in rows),)
 
 
 def test_mca_camel_case_unknown_charge_type_is_named(con, tmp_path):

@@ -18,6 +18,7 @@ from gpuledger.detect import detect_format
 from gpuledger.errors import InputError
 from gpuledger.load import load_delivery
 from gpuledger.pipeline import deliveries_for, load_month
+from models.config import IngestConfig
 from models.delivery import Delivery
 
 PERIOD = {
@@ -382,7 +383,8 @@ def test_parquet_without_time_zone_is_read_as_utc(con, tmp_path, caplog):
         ({"CommitmentDiscountStatus": "Partial"}, 5, "CommitmentDiscountStatus", "'Partial' is not an allowed"),
         ({"ChargePeriodStart": "03/10/2026"}, 4, "ChargePeriodStart", "'03/10/2026' is not a timestamp"),
         ({"BillingAccountId": ""}, 6, "BillingAccountId", "must not be null"),
-        ({"Tags": "team=llm"}, 1, "Tags", "'team=llm' is not a JSON object"),
+        # a ListCost that cannot be derived either (no ListUnitPrice) is money missing
+        ({"ListCost": "", "ListUnitPrice": ""}, 5, "ListCost", "must not be null"),
     ],
 )
 def test_bad_values_name_file_row_and_column_and_publish_nothing(con, tmp_path, change, row, column, reason):
@@ -397,6 +399,52 @@ def test_bad_values_name_file_row_and_column_and_publish_nothing(con, tmp_path, 
     assert (error.value.file, error.value.row, error.value.column) == (str(bad), row, column)
     assert reason in error.value.reason
     assert focus_snapshot(con) == before
+
+
+def test_descriptive_values_are_repaired_and_flagged_with_exact_money(con, tmp_path):
+    rows = coreweave_rows() + oracle_rows()
+    rows[0] |= {"Tags": "team=llm"}  # no JSON object: read as no tags
+    rows[4] |= {"ContractedCost": "", "ContractedUnitPrice": ""}  # as Oracle's own FOCUS 1.0 rows have them
+    rows[5] |= {"ListCost": "", "PricingUnit": "GB Months", "ConsumedUnit": "GB Months"}
+    result = load_delivery(con, Delivery("focus", (write_csv(tmp_path / "focus.csv", rows),)))
+    assert result.repairs == (
+        ("InvalidTags", 1),
+        ("MissingContractedCost", 1),
+        ("MissingContractedUnitPrice", 1),
+        ("MissingListCost", 1),
+    )
+    assert _failed_checks(con) == []
+    repaired = con.execute(
+        "SELECT x_SourceChanges, x_SourceValues, Tags, ListCost, ContractedCost, ContractedUnitPrice, PricingUnit,"
+        " x_PricingUnitDescription FROM focus.costs WHERE x_SourceChanges IS NOT NULL ORDER BY x_SourceChanges"
+    ).fetchall()
+    assert repaired == [
+        ("InvalidTags", '{"Tags":"team=llm"}', None, *_prices(rows[0]), rows[0]["PricingUnit"], rows[0]["PricingUnit"]),
+        # FOCUS: without a negotiated price ContractedCost is the ListCost, and the unit price follows
+        ("MissingContractedCost,MissingContractedUnitPrice", None, '{"Oracle-Tags.CreatedBy":"ops","team":"llm"}',
+         Decimal("1920"),
+         Decimal("1920"), Decimal("10"), "GPU-Hours", "GPU Hours"),
+        ("MissingListCost", None, None, Decimal("0.10625"), Decimal("0.10625"), Decimal("0.0085"), "GB-Months",
+         "GB Months"),
+    ]  # fmt: skip
+    assert _slices(con) == [
+        ("CoreWeave", "cw-org-4411", total(rows[:4], "BilledCost"), total(rows[:4], "EffectiveCost")),
+        ("Oracle", "ocid1.tenancy.oc1..aaaahelios", total(rows[4:], "BilledCost"), total(rows[4:], "EffectiveCost")),
+    ]
+
+
+def _prices(row: Row) -> tuple[Decimal, Decimal, Decimal]:
+    return Decimal(row["ListCost"]), Decimal(row["ContractedCost"]), Decimal(row["ContractedUnitPrice"])
+
+
+def test_strict_rejects_a_delivery_with_repairs(con, tmp_path):
+    rows = coreweave_rows()
+    rows[2] |= {"Tags": "[1, 2]"}
+    file = write_csv(tmp_path / "focus.csv", rows)
+    with pytest.raises(InputError, match="InvalidTags") as error:
+        load_delivery(con, Delivery("focus", (file,)), IngestConfig(strict=True))
+    assert (error.value.file, error.value.column) == (str(file), "Tags")
+    assert focus_snapshot(con) == []
 
 
 def test_missing_required_column_is_refused(con, tmp_path):

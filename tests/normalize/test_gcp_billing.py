@@ -390,7 +390,7 @@ def test_google_focus_view_reads_like_the_export_it_was_made_from(con, tmp_path)
     columns = (
         "* EXCLUDE (x_DeliveryId, x_SourceFile, x_IngestedAt, x_SourceFormat, x_SourceVersion, x_SourceLineItemId,"
         " PricingQuantity, PricingUnit, ListUnitPrice, ContractedUnitPrice, PricingCurrencyListUnitPrice,"
-        " PricingCurrencyContractedUnitPrice, ChargeDescription)"
+        " PricingCurrencyContractedUnitPrice, ChargeDescription, x_PricingUnitDescription)"
     )
     from_export = con.execute(f"SELECT {columns} FROM focus.costs ORDER BY ALL").fetchall()
     view = write_jsonl(tmp_path / "focus.jsonl", [as_focus_view(r) for r in records])
