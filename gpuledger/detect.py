@@ -17,7 +17,10 @@ _FOCUS_EXTRAS = {
     "aws-focus": {"x_ServiceCode", "x_UsageType", "x_Operation", "x_CostCategories", "x_Discounts"},
     "azure-focus": {"x_SkuMeterCategory", "x_SkuDetails", "x_SkuMeterId", "x_BillingProfileId", "x_ResourceGroupName"},
 }
-_FOCUS_PROVIDERS = {"aws-focus": aws_focus.PROFILE.first_party, "azure-focus": azure_focus.PROFILE.first_party}
+_FOCUS_PROVIDERS = {
+    fmt: tuple(p for patterns in profile.first_party.values() for p in patterns)
+    for fmt, profile in (("aws-focus", aws_focus.PROFILE), ("azure-focus", azure_focus.PROFILE))
+}
 
 
 def detect_format(con: duckdb.DuckDBPyConnection, file: Path) -> str:

@@ -34,7 +34,7 @@ from gpuledger.normalize.files import (
     read_raw,
     verify_files,
 )
-from gpuledger.sqlfiles import load_sql, quote_literal
+from gpuledger.sqlfiles import load_sql
 from gpuledger.warehouse import transaction
 from models.aws import AWS_PROVIDER_NAME
 from models.aws_cur import LINE_ITEM_TYPES
@@ -44,7 +44,6 @@ from models.delivery import Delivery
 from models.focus import BILLING_MONTH_SQL, SOURCE_CHANGES, origin_line_item
 from models.gcp import GCP_PROVIDER_NAME
 from models.gpu_catalog import AZURE
-from models.units import UNIT_FORMAT_PATTERN
 
 log = logging.getLogger(__name__)
 
@@ -446,10 +445,6 @@ def _insert_focus_rows(
     delivery_id: str,
     ingested_at: dt.datetime,
 ) -> None:
-    con.execute(load_sql("focus/macros.sql"))
-    # generated from models/units.py through the quoting helper: the pattern is ours, never input
-    pattern = quote_literal(UNIT_FORMAT_PATTERN)
-    con.execute(f"CREATE OR REPLACE TEMP MACRO follows_unit_format(unit) AS regexp_matches(unit, {pattern})")
     raw = model.read_files(con, delivery.files)
     cast_columns = model.create_source_view(con, raw, delivery.files)
     params = {
@@ -458,8 +453,10 @@ def _insert_focus_rows(
         "ingested_at": ingested_at,
         "provider_name": model.provider_name,
     }
+    sql = load_sql(model.model_sql)
     try:
-        con.execute("INSERT INTO focus.cost_rows BY NAME " + load_sql(model.model_sql), params)
+        # a model binds the parameters it names (DuckDB refuses others)
+        con.execute("INSERT INTO focus.cost_rows BY NAME " + sql, {k: v for k, v in params.items() if f"${k}" in sql})
     except duckdb.Error as exc:
         # A separate cursor: the failed statement aborted this transaction, and diagnostics only read files.
         with con.cursor() as diagnostics:

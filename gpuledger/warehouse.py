@@ -9,6 +9,7 @@ from pathlib import Path
 
 import duckdb
 
+from gpuledger.sqlfiles import load_sql, quote_literal
 from models import aws, azure, focus, gcp, units
 from models.currencies import ISO_4217_CODES
 from models.gpu_catalog import catalog_rows
@@ -274,7 +275,16 @@ def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection
     con = duckdb.connect(str(path), read_only=read_only, config=config)
     # Set after connecting: the ICU extension that owns TimeZone loads with the first query.
     con.execute("SET TimeZone = 'UTC'")
+    create_macros(con)
     return con
+
+
+def create_macros(con: duckdb.DuckDBPyConnection) -> None:
+    """The macros the FOCUS models and checks share (temporary: every connection makes its own)."""
+    con.execute(load_sql("focus/macros.sql"))
+    # generated from models/units.py through the quoting helper: the pattern is ours, never input
+    pattern = quote_literal(units.UNIT_FORMAT_PATTERN)
+    con.execute(f"CREATE OR REPLACE TEMP MACRO follows_unit_format(unit) AS regexp_matches(unit, {pattern})")
 
 
 @contextmanager

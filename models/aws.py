@@ -74,3 +74,6 @@ AWS_REGION_NAMES: dict[str, str] = {
 # InvoiceIssuerName alike (see docs/decisions/0004): the official validator reads a differing
 # InvoiceIssuerName as a third-party charge and would demand BilledCost = 0.
 AWS_PROVIDER_NAME = "AWS"
+# How AWS's own FOCUS data names AWS as provider, publisher or invoice issuer (SQL LIKE patterns): all become
+# AWS_PROVIDER_NAME, so the validator does not read AWS's own charges as third-party ones.
+AWS_FIRST_PARTY = ("AWS", "Amazon Web Services%")

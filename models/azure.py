@@ -15,6 +15,8 @@ from dataclasses import dataclass
 # (decision 0004): the official validator reads a differing issuer as a third-party charge.
 # It is also the provider key of the GPU catalog (models/gpu_catalog.py).
 AZURE_PROVIDER_NAME = "Microsoft"
+# How Microsoft's FocusCost exports name Microsoft (SQL LIKE patterns); all become AZURE_PROVIDER_NAME.
+AZURE_FIRST_PARTY = ("Microsoft", "Microsoft Corporation")
 
 # Schema families, told apart by header (provider-exports.md 3.3); recorded as x_SourceVersion.
 EA = "EA cost details"

@@ -355,6 +355,42 @@ SOURCE_CHANGES: dict[str, SourceChange] = {
     "UnmappedUnit": SourceChange(
         "PricingUnit", "a unit neither in models/units.py nor in UnitFormat is kept as the source spells it"
     ),
+    "NonstandardValue": SourceChange(
+        "ChargeFrequency", "an allowed value in another case (Usage-based) takes FOCUS's spelling"
+    ),
+    "MissingPricingCategory": SourceChange(
+        "PricingCategory",
+        "an empty PricingCategory of usage or a purchase is Committed with a commitment, else Standard",
+    ),
+    "MissingSkuPriceId": SourceChange("SkuPriceId", "an empty SkuPriceId is the SkuId (FOCUS allows them equal)"),
+    "MissingRegionName": SourceChange("RegionName", "an empty RegionName is the RegionId"),
+    "MissingResourceType": SourceChange(
+        "ResourceType", "an empty ResourceType of a resource is its ServiceSubcategory"
+    ),
+    "MissingBillingAccountName": SourceChange(
+        "BillingAccountName", "an empty BillingAccountName is the BillingAccountId"
+    ),
+    "MissingSubAccountName": SourceChange("SubAccountName", "an empty SubAccountName is the SubAccountId"),
+    "NegativeUnitPrice": SourceChange(
+        "ContractedUnitPrice", "a negative unit price on a row that needs none (a credit) is emptied (FOCUS)"
+    ),
+    "ResourceTypeWithoutResource": SourceChange(
+        "ResourceType", "a ResourceType on a row without ResourceId is emptied (FOCUS), kept in x_SourceValues"
+    ),
+    "ConsumedQuantityOutsideUsage": SourceChange(
+        "ConsumedQuantity", "a consumed quantity on a row that is no usage is emptied (FOCUS), kept in x_SourceValues"
+    ),
+    "InconsistentListUnitPrice": SourceChange(
+        "ListUnitPrice", "a ListUnitPrice contradicting ListCost / PricingQuantity follows the cost"
+    ),
+    "InconsistentContractedUnitPrice": SourceChange(
+        "ContractedUnitPrice", "a ContractedUnitPrice contradicting ContractedCost / PricingQuantity follows the cost"
+    ),
+    "CreditEffectiveCostSplit": SourceChange(
+        "EffectiveCost",
+        "a Credit whose EffectiveCost differs from its BilledCost keeps the billed amount; the difference is a derived"
+        " Adjustment row (<line item>/effective, BilledCost 0): both totals stay the source's",
+    ),
     "ServiceCategoryUnified": SourceChange(
         "ServiceCategory", "a ServiceName with several categories takes one (the first in FOCUS's order, Other last)"
     ),

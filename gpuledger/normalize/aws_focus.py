@@ -7,7 +7,10 @@ types; the instance type comes from EC2 usage types (``USE2-BoxUsage:p5.48xlarge
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from gpuledger.normalize.focus_passthrough import FocusProfile, SourceColumns
+from models.aws import AWS_FIRST_PARTY, AWS_PROVIDER_NAME
 
 # Usage types of instance-hours end in the instance type; other usage types carry none.
 _INSTANCE_USAGE = r"(BoxUsage|SpotUsage|DedicatedUsage|UnusedBox|UnusedDed):([a-z0-9-]+\.[a-z0-9]+)$"
@@ -19,7 +22,7 @@ def _instance_type(source: SourceColumns) -> str:
 
 
 PROFILE = FocusProfile(
-    first_party=("AWS", "Amazon Web Services%"),
+    first_party=MappingProxyType({AWS_PROVIDER_NAME: AWS_FIRST_PARTY}),
     billing_account_type="'Payer Account'",
     sub_account_type="'Linked Account'",
     instance_type=_instance_type,

@@ -12,6 +12,7 @@ from types import MappingProxyType
 
 from gpuledger.normalize.focus_passthrough import FocusProfile, SourceColumns
 from gpuledger.sqlfiles import quote_ident
+from models.azure import AZURE_FIRST_PARTY, AZURE_PROVIDER_NAME
 
 
 def _instance_type(source: SourceColumns) -> str:
@@ -43,7 +44,7 @@ PROFILE = FocusProfile(
             "SkuPriceDetails": "x_SkuDetails",
         }
     ),
-    first_party=("Microsoft", "Microsoft Corporation"),
+    first_party=MappingProxyType({AZURE_PROVIDER_NAME: AZURE_FIRST_PARTY}),
     billing_account_type=(
         "CASE WHEN {BillingAccountId} ILIKE '%/billingProfiles/%' THEN 'Billing Profile' ELSE 'Billing Account' END"
     ),

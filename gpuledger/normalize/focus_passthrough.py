@@ -22,6 +22,8 @@ import duckdb
 from gpuledger.errors import InputError
 from gpuledger.normalize.files import cast_expr, file_kind, first_bad_row
 from gpuledger.sqlfiles import quote_ident, quote_literal
+from models.aws import AWS_FIRST_PARTY, AWS_PROVIDER_NAME
+from models.azure import AZURE_FIRST_PARTY, AZURE_PROVIDER_NAME
 from models.focus import FOCUS_BY_NAME, FOCUS_COLUMNS, FocusType, Level
 
 log = logging.getLogger(__name__)
@@ -82,6 +84,9 @@ _HAS_ZONE = r"\d{2}:\d{2}(:\d{2}(\.\d*)?)?\s*([zZ]|[+-]\d{2}(:?\d{2})?)$"
 _MINUTES_ONLY = r"^(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2})([^:\d].*)?$"
 
 
+_EVERY_FIRST_PARTY = MappingProxyType({AWS_PROVIDER_NAME: AWS_FIRST_PARTY, AZURE_PROVIDER_NAME: AZURE_FIRST_PARTY})
+
+
 def _same_named(names: Sequence[str]) -> Mapping[str, tuple[str, ...]]:
     return MappingProxyType({name: (name,) for name in names})
 
@@ -96,8 +101,14 @@ class FocusProfile:
     """Custom columns read as flat JSON objects under the same name."""
     aliases: Mapping[str, str] = field(default_factory=dict)
     """FOCUS column -> the provider's older x_ column read when the FOCUS column is absent."""
-    first_party: tuple[str, ...] = ()
-    """LIKE patterns of the provider's own names; they become the format's provider name."""
+    first_party: Mapping[str, tuple[str, ...]] = field(
+        default_factory=lambda: MappingProxyType(
+            {AWS_PROVIDER_NAME: AWS_FIRST_PARTY, AZURE_PROVIDER_NAME: AZURE_FIRST_PARTY}
+        )
+    )
+    """Provider name -> LIKE patterns of its own names: as ProviderName they become that name, and so do the
+    PublisherName and InvoiceIssuerName of its rows (its own charges, not a third party's). The generic profile
+    knows every provider's; a provider's profile only its own."""
     billing_account_type: str = "'Billing Account'"
     """BillingAccountType where the source has none; may use {BillingAccountId}."""
     sub_account_type: str = "'Sub Account'"
@@ -255,6 +266,10 @@ def _output(source: SourceColumns, name: str) -> str:
     parent = {"SkuMeter": "SkuId", "SkuPriceDetails": "SkuPriceId"}.get(name)
     if parent and source.aliased(name):
         return f"CASE WHEN {source.typed(parent)} IS NOT NULL THEN {expr} END"
+    if allowed := FOCUS_BY_NAME[name].allowed_values:
+        # an allowed value in another case ("Usage-based") takes FOCUS's spelling (flagged NonstandardValue)
+        spellings = " ".join(f"WHEN {quote_literal(v.lower())} THEN {quote_literal(v)}" for v in allowed)
+        return f"coalesce(CASE lower({expr}) {spellings} END, {expr})"
     return expr
 
 
@@ -286,8 +301,11 @@ def _hint_selects(source: SourceColumns) -> list[str]:
         ("src_first_party_issuer", "InvoiceIssuerName"),
     ):
         typed = source.typed(name)
-        tests = " OR ".join(f"{typed} LIKE {quote_literal(p)}" for p in profile.first_party) or "FALSE"
-        selects.append(f"coalesce({tests}, FALSE) AS {hint}")
+        cases = " ".join(
+            f"WHEN {' OR '.join(f'{typed} LIKE {quote_literal(p)}' for p in patterns)} THEN {quote_literal(provider)}"
+            for provider, patterns in profile.first_party.items()
+        )
+        selects.append(f"CASE {cases} END AS {hint}" if cases else f"CAST(NULL AS VARCHAR) AS {hint}")
     account_type = profile.billing_account_type.format(BillingAccountId=source.typed("BillingAccountId"))
     selects.append(f"CAST({account_type} AS VARCHAR) AS src_billing_account_type")
     selects.append(f"CAST({profile.sub_account_type} AS VARCHAR) AS src_sub_account_type")
@@ -309,6 +327,10 @@ def _repair_selects(source: SourceColumns) -> list[str]:
             text = source.text(header)
             test = f"({text} IS NOT NULL AND NOT coalesce(json_type(TRY_CAST({text} AS JSON)) = 'OBJECT', false))"
             broken[header] = (change, test, text)
+    for name in (n for n, header in source.focus.items() if FOCUS_BY_NAME[n].allowed_values):
+        header, typed = source.focus[name], source.typed(name)
+        allowed = ", ".join(quote_literal(v) for v in FOCUS_BY_NAME[name].allowed_values)
+        broken[header] = ("NonstandardValue", f"({typed} IS NOT NULL AND {typed} NOT IN ({allowed}))", typed)
     changes = ", ".join(f"CASE WHEN {test} THEN {quote_literal(change)} END" for change, test, _ in broken.values())
     values = ", ".join(
         f"{{'key': {quote_literal(header)}, 'value': CASE WHEN {test} THEN {text} END}}"
@@ -380,7 +402,9 @@ def _checks(source: SourceColumns) -> list[_Check]:
                 _Check(header, "minutes", f"regexp_matches({text}, '{_MINUTES_ONLY}')", "no seconds", per_value=True),
             ]
         if column.allowed_values:
-            bad = f"({text}) IS NOT NULL AND NOT list_contains({{allowed}}, {text})"
+            bad = (
+                f"({text}) IS NOT NULL AND NOT list_contains(list_transform({{allowed}}, a -> lower(a)), lower({text}))"
+            )
             checks.append(_Check(header, "bad", bad, "is not an allowed value", column.allowed_values, True))
     return checks
 

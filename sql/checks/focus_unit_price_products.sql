@@ -1,6 +1,6 @@
 -- ListCost = ListUnitPrice x PricingQuantity and ContractedCost = ContractedUnitPrice x PricingQuantity
--- where both factors are known and the row is not a correction. Relative tolerance 1e-6 for sources that
--- round costs; compared in DOUBLE because DECIMAL(38,10) x DECIMAL(38,10) needs 128-bit products per row.
+-- where both factors are known and the row is not a correction, within the tolerance of the macro
+-- price_contradicts_cost (sql/focus/macros.sql).
 WITH priced AS (
     SELECT
         x_SourceFile,
@@ -9,10 +9,8 @@ WITH priced AS (
         ContractedCost,
         ListUnitPrice * PricingQuantity AS list_product,
         ContractedUnitPrice * PricingQuantity AS contracted_product,
-        abs(ListUnitPrice::DOUBLE * PricingQuantity::DOUBLE - ListCost::DOUBLE)
-            > greatest(0.000001, abs(ListCost::DOUBLE) * 0.000001) AS list_off,
-        abs(ContractedUnitPrice::DOUBLE * PricingQuantity::DOUBLE - ContractedCost::DOUBLE)
-            > greatest(0.000001, abs(ContractedCost::DOUBLE) * 0.000001) AS contracted_off
+        price_contradicts_cost(ListUnitPrice, PricingQuantity, ListCost) AS list_off,
+        price_contradicts_cost(ContractedUnitPrice, PricingQuantity, ContractedCost) AS contracted_off
     FROM focus_rows
     WHERE ChargeClass IS NULL AND ChargeCategory IN ('Usage', 'Purchase') AND PricingQuantity IS NOT NULL
 )
