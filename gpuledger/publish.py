@@ -51,6 +51,8 @@ PUBLISHED_TABLES = (
     "gpu.jobs",
     "meta.months",
     "meta.deliveries",
+    "meta.delivery_repairs",
+    "meta.delivery_holds",
     "chargeback.statements",
     "chargeback.statement_lines",
     "chargeback.statement_adjustments",

@@ -95,8 +95,9 @@ def insert_charges(con: duckdb.DuckDBPyConnection, charges: Sequence[Charge]) ->
             f"INSERT INTO focus.cost_rows ({', '.join(columns)}) VALUES ({placeholders})", [row[c] for c in columns]
         )
     con.execute(
-        "INSERT INTO meta.slices"
-        " SELECT DISTINCT ProviderName, BillingAccountId, BillingPeriodStart, x_DeliveryId, now()"
+        "INSERT INTO meta.slices BY NAME"
+        " SELECT DISTINCT ProviderName AS provider_name, BillingAccountId AS billing_account_id,"
+        " BillingPeriodStart AS billing_period_start, x_DeliveryId AS delivery_id, now() AS replaced_at"
         " FROM focus.cost_rows WHERE x_DeliveryId = $id"
         " AND (ProviderName, BillingAccountId, BillingPeriodStart) NOT IN"
         " (SELECT (provider_name, billing_account_id, billing_period_start) FROM meta.slices)",

@@ -9,6 +9,8 @@ COMMENT ON TABLE showback.idle_by_hour_of_week IS 'Idle GPU-hours and idle cost 
 COMMENT ON TABLE gpu.jobs IS 'GPU jobs from the telemetry sources (Slurm, launchers, files): nodes, GPUs, times, state and run group.';
 COMMENT ON TABLE meta.months IS 'Billing months and their state: open (providers may restate), closed (final, rates locked), issued (chargeback statement issued).';
 COMMENT ON TABLE meta.deliveries IS 'Export deliveries loaded: source, billing period, version, files and content hash.';
+COMMENT ON TABLE meta.delivery_repairs IS 'Per delivery, the descriptive values repaired (x_SourceChanges of its rows) and source rows counted once, with row counts.';
+COMMENT ON TABLE meta.delivery_holds IS 'Deliveries held for review instead of published (an emptied slice, a large restatement of a closed month, usage far outside its period), and when a person accepted them.';
 COMMENT ON TABLE chargeback.statements IS 'Issued chargeback statements: one row per billing month and version, with the hash of its lines; never edited.';
 COMMENT ON TABLE chargeback.statement_lines IS 'The lines of each issued statement version: per team and currency, as issued.';
 COMMENT ON TABLE chargeback.adjustments IS 'Restatements of issued months not charged yet: today''s total minus what was charged (the issued statement plus differences already carried) per team and currency, for the next statement.';
@@ -92,6 +94,9 @@ COMMENT ON COLUMN focus.costs.x_CostCategories IS 'gpuledger: the provider''s co
 COMMENT ON COLUMN focus.costs.x_AmortizationClass IS 'gpuledger, Azure only: Principal (commitment purchase) or Amortized Charge.';
 COMMENT ON COLUMN focus.costs.x_InvoiceMonth IS 'gpuledger, GCP only: invoice.month (YYYYMM, US/Pacific) the row is billed in.';
 COMMENT ON COLUMN focus.costs.x_SourceVersion IS 'gpuledger: schema version of the source export (e.g. FOCUS 1.0, MCA cost details); NULL when the format has none.';
+COMMENT ON COLUMN focus.costs.x_PricingUnitDescription IS 'gpuledger: the pricing unit as the source spells it (Hrs, 10K, gibibyte hour); PricingUnit is its FOCUS UnitFormat name.';
+COMMENT ON COLUMN focus.costs.x_SourceChanges IS 'gpuledger: comma-separated repairs of this row''s descriptive values (InvalidTags, MissingContractedCost, UnmappedUnit, ...); NULL when the source''s values were taken as they are. Money is never repaired.';
+COMMENT ON COLUMN focus.costs.x_SourceValues IS 'gpuledger: the repaired values as the source wrote them, a JSON object keyed by column; NULL without repairs.';
 
 -- allocation.cost_split: one row per piece of a FOCUS charge; BilledCost and EffectiveCost of a charge's pieces sum exactly to the charge's
 COMMENT ON COLUMN allocation.cost_split.BillingPeriodStart IS 'BillingPeriodStart of the charge (UTC), which fixes its billing month.';
@@ -235,6 +240,24 @@ COMMENT ON COLUMN meta.deliveries.bytes IS 'Total size of the data files in byte
 COMMENT ON COLUMN meta.deliveries.content_sha256 IS 'SHA-256 of the data files'' content: an unchanged re-delivery has the same hash.';
 COMMENT ON COLUMN meta.deliveries.focus_rows IS 'FOCUS rows the delivery produced.';
 COMMENT ON COLUMN meta.deliveries.first_ingested_at IS 'When the delivery was first ingested (UTC).';
+COMMENT ON COLUMN meta.deliveries.state IS 'published (it owned its slices), held (checked, waiting for gpuledger accept) or superseded (held, then overtaken by a newer delivery).';
+COMMENT ON COLUMN meta.deliveries.version_time IS 'When the provider made this version (Azure submittedTime, GCP export_time, the AWS manifest''s time): an older version never replaces a newer one.';
+COMMENT ON COLUMN meta.deliveries.origin IS 'Bucket the manifest says the files were delivered to (s3://...); a slice keeps one.';
+
+-- meta.delivery_repairs
+COMMENT ON COLUMN meta.delivery_repairs.delivery_id IS 'The delivery (meta.deliveries.delivery_id).';
+COMMENT ON COLUMN meta.delivery_repairs.change IS 'A repair named in x_SourceChanges, or RepeatedExtractRecord: GCP records an earlier extract of the month had delivered, counted once.';
+COMMENT ON COLUMN meta.delivery_repairs.rows IS 'Rows of the delivery with that repair (source records, for RepeatedExtractRecord).';
+
+-- meta.delivery_holds
+COMMENT ON COLUMN meta.delivery_holds.delivery_id IS 'The held delivery (meta.deliveries.delivery_id).';
+COMMENT ON COLUMN meta.delivery_holds.reason IS 'The hold rule: empty_slice, closed_month_change or usage_outside_period.';
+COMMENT ON COLUMN meta.delivery_holds.provider_name IS 'ProviderName of the slice held.';
+COMMENT ON COLUMN meta.delivery_holds.billing_account_id IS 'BillingAccountId of the slice held.';
+COMMENT ON COLUMN meta.delivery_holds.billing_period IS 'Billing month of the slice held (YYYY-MM).';
+COMMENT ON COLUMN meta.delivery_holds.detail IS 'What the delivery would change, in words and figures.';
+COMMENT ON COLUMN meta.delivery_holds.held_at IS 'When the delivery was held (UTC).';
+COMMENT ON COLUMN meta.delivery_holds.accepted_at IS 'When a person accepted it with gpuledger accept (UTC); NULL while it waits.';
 
 -- chargeback.statements: issued statements, never edited
 COMMENT ON COLUMN chargeback.statements.billing_month IS 'First day of the billing month the statement is for (DATE).';

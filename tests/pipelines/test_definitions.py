@@ -52,7 +52,7 @@ def test_focus_asset_is_partitioned_by_month_and_provider_with_its_checks():
     key = AssetKey(["focus", "costs"])
     assert graph.get(key).partitions_def == INGESTION_PARTITIONS
     checks = {check.name for check in graph.get_check_keys_for_assets([key])}
-    assert checks == {"focus_conformance", "source_reconciliation"}
+    assert checks == {"focus_conformance", "source_reconciliation", "held_deliveries"}
     keys = INGESTION_PARTITIONS.get_partition_keys()
     assert ingestion_partition_key("2026-11", "aws") in keys
 
