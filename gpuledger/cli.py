@@ -15,8 +15,7 @@ from pathlib import Path
 
 import duckdb
 
-from gpuledger.contract import Hold
-from gpuledger.errors import GpuledgerError
+from gpuledger.errors import GpuledgerError, describe_error, environment_failure
 from gpuledger.load import LoadResult, SliceTotal, accept_delivery, held_deliveries, load_delivery
 from gpuledger.pipeline import deliveries_from_paths, exclusive_run, open_warehouse, resolve_home
 from gpuledger.warehouse import WAREHOUSE_FILE, connect
@@ -35,8 +34,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args))
     except GpuledgerError as exc:
-        print(f"gpuledger: error: {exc}", file=sys.stderr)
+        if context := getattr(exc, "context", None):
+            print(f"gpuledger: {context}", file=sys.stderr)
+        print(f"gpuledger: error: {environment_failure(exc, _home_of(args)) or exc}", file=sys.stderr)
         return 1
+    except Exception as exc:
+        # the machine ran out of something: one line; anything else is a bug and keeps its traceback
+        if failure := environment_failure(exc, _home_of(args)):
+            print(f"gpuledger: error: {failure}", file=sys.stderr)
+            return 1
+        raise
+
+
+def _home_of(args: argparse.Namespace) -> Path | None:
+    return resolve_home(args.home) if hasattr(args, "home") else None
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -154,7 +165,8 @@ def _run(args: argparse.Namespace, home: Path | None = None) -> int:
 
     home = home or resolve_home(args.home)
     with show_progress(sys.stderr):  # the run syncs the remote sources first
-        partitions = run_pipeline(home)
+        outcome = run_pipeline(home)
+    partitions = outcome.partitions
     with closing(open_warehouse(home)) as con:
         slices = con.execute(
             "SELECT ProviderName, BillingAccountId, strftime(BillingPeriodStart, '%Y-%m'), BillingCurrency,"
@@ -166,7 +178,6 @@ def _run(args: argparse.Namespace, home: Path | None = None) -> int:
             " round(gpu_hours, 1), completed_runs, coalesce(CAST(round(cost_per_completed_run, 2) AS VARCHAR), '-')"
             " FROM showback.team_month ORDER BY 1, 2, 3"
         ).fetchall()
-        held = held_deliveries(con)
     print(f"Ran {len(partitions)} partition(s) through Dagster: {', '.join(f'{p} {m}' for m, p in partitions)}")
     print(_table(["provider", "billing account", "month", "currency", "rows", "billed", "effective"], slices))
     print("\nShowback per team (EffectiveCost; idle share of the team's cost):")
@@ -182,17 +193,17 @@ def _run(args: argparse.Namespace, home: Path | None = None) -> int:
     print(f"  Parquet: {home / PUBLISHED_FOLDER / 'focus'}/ProviderName=*/billing_month=*/*.parquet")
     print(f"  pipeline warehouse: {home / WAREHOUSE_FILE}; status: gpuledger status --home {home}")
     print(f"  Dagster run history: {os.environ.get('DAGSTER_HOME') or home / 'dagster'}")
-    _print_held(held)
-    return EXIT_HELD if held else 0
+    _print_held(outcome.held)
+    return EXIT_HELD if outcome.held else 0
 
 
-def _print_held(held: dict[str, list[Hold]]) -> None:
+def _print_held(held: dict[str, list[str]]) -> None:
     if not held:
         return
     print("\nHeld for review (loaded and checked, not published; `gpuledger accept DELIVERY_ID` publishes one):")
-    for delivery_id, holds in held.items():
+    for delivery_id, reasons in held.items():
         print(f"  {delivery_id}")
-        print("\n".join(f"    {hold.describe()}" for hold in holds))
+        print("\n".join(f"    {reason}" for reason in reasons))
 
 
 def _sync(args: argparse.Namespace) -> int:
@@ -235,9 +246,12 @@ def _status(args: argparse.Namespace) -> int:
     from connectors.ledger import read_ledger
     from gpuledger.freshness import STALE_AFTER_HOURS
     from gpuledger.publish import ANALYST_FILE, last_attempt
+    from pipelines.runner import last_run
 
     home = resolve_home(args.home)
     loaded: dict[str, tuple[int, object, datetime | None]] = {}
+    repairs: dict[str, str] = {}
+    held: dict[str, list[str]] | None = None
     warehouse = home / WAREHOUSE_FILE
     if warehouse.exists():
         try:
@@ -247,9 +261,17 @@ def _status(args: argparse.Namespace) -> int:
                     "SELECT source_name, count(*), max(billing_period), max(first_ingested_at)"
                     " FROM meta.deliveries GROUP BY ALL"
                 ).fetchall()
+                repaired = con.execute(
+                    "SELECT d.source_name, r.change, sum(r.rows) FROM meta.delivery_repairs AS r"
+                    " JOIN meta.deliveries AS d USING (delivery_id) JOIN (SELECT DISTINCT delivery_id FROM meta.slices)"
+                    " USING (delivery_id) GROUP BY ALL ORDER BY ALL"
+                ).fetchall()
+                held = {d: [h.describe() for h in holds] for d, holds in held_deliveries(con).items()}
             loaded = {str(name): (count, period, at) for name, count, period, at in rows}
+            for name, change, count in repaired:
+                repairs[str(name)] = ", ".join(filter(None, [repairs.get(str(name)), f"{change} {count:,}"]))
         except duckdb.Error as exc:
-            print(f"warehouse not readable now ({str(exc).splitlines()[0]}): showing pulled deliveries only")
+            print(f"warehouse not readable now ({describe_error(exc)}): showing pulled deliveries only")
     stale_before = datetime.now(UTC) - timedelta(hours=STALE_AFTER_HOURS)
     table = []
     for source in load_config(home).sources:
@@ -273,7 +295,10 @@ def _status(args: argparse.Namespace) -> int:
         )
     header = ["source", "format", "from", "last pulled", "pulled", "loaded", "newest period", "last loaded",
               f"new in {STALE_AFTER_HOURS}h"]  # fmt: skip
-    print(_table(header, table) if table else "no sources configured")
+    print(_table(header, table) if table else f"no sources configured in {home}")
+    if repairs:
+        print("\nRepaired values in the loaded deliveries (x_SourceChanges, rows):")
+        print("\n".join(f"  {name}: {changes}" for name, changes in sorted(repairs.items())))
     analyst = home / ANALYST_FILE
     if analyst.exists():  # the published file: never locked by a run, so months show even mid-run
         with closing(connect(analyst, read_only=True)) as con:
@@ -285,17 +310,31 @@ def _status(args: argparse.Namespace) -> int:
             ).fetchall()
         print("\nBilling months (as last published):")
         print(_table(["month", "state", "closes on", "statement version", "adjustments"], months))
+    status = 0
+    run = last_run(home)
+    if run is not None:
+        print(f"\nlast run: {run['finished_at']}: {run['outcome']}")
+        if run["outcome"] == "failed":
+            print(f"  error: {run['error']}")
+            if run.get("log"):
+                print(f"  Dagster's log of the run: {run['log']}")
+            status = 1
+        if held is None:  # the warehouse is busy: what the last run held
+            held = run.get("held") or {}
+    if held:
+        _print_held(held)
+        status = status or EXIT_HELD
     attempt = last_attempt(home)
     if attempt is None:
         print("\nnot published yet")
-        return 0
+        return status
     print(f"\nlast published: {attempt['published_at'] or 'never'} -> {analyst} ({attempt['published_rows']} rows)")
     failed = [str(check) for check in attempt["failed_checks"]]
     if failed:
         print(f"last attempt {attempt['attempted_at']} was refused; failed checks:")
         print("\n".join(f"  {check}" for check in failed))
         return 1
-    return 0
+    return status
 
 
 def _import(args: argparse.Namespace) -> int:

@@ -84,16 +84,11 @@ def refuse_foreign_slices(
         key = f"{provider} {account} {month}"
         superseded = owner_source in rules.supersedes.get(source or "", ())
         if owner_source is not None and owner_source != source and not superseded:
-            remedy = (
-                f"if {source!r} replaces {owner_source!r}, add supersedes = [{owner_source!r}] to source {source!r}"
-                " in gpuledger.toml"
-                if source
-                else f"to deliver them as that source, import them with --source {owner_source}"
-            )
             raise InputError(
                 where,
                 f"slice {key} belongs to source {owner_source!r} (delivery {owner_id}), this delivery comes from"
-                f" {_source_label(source)}: nothing changed ({remedy})",
+                f" {_source_label(source)}: nothing changed (a delivery of that source is imported with --source"
+                f" {owner_source}; a configured source that replaces it declares supersedes = [{owner_source!r}])",
             )
         if owner_origin is not None and delivery.origin is not None and owner_origin != delivery.origin:
             raise InputError(

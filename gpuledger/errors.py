@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import re
+import shutil
 from pathlib import Path
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
@@ -59,3 +61,44 @@ class ReconciliationError(GpuledgerError):
 
 class RemoteError(GpuledgerError):
     """A provider's service could not be used: missing credentials, a refused request, a failed download."""
+
+
+# What an exhausted machine says, in the words of the OS, DuckDB and SQLite (Dagster's instance); SQLite may only
+# say "disk I/O error", so a failed write on a disk with almost no room left counts too.
+_OUT_OF_SPACE = ("No space left on device", "database or disk is full", "Disk quota exceeded")
+_IO_FAILURE = ("disk I/O error", "IO Error", "Could not write")
+_OUT_OF_MEMORY = ("Out of Memory Error", "failed to allocate")
+_ALMOST_FULL = 256 * 2**20
+
+
+def environment_failure(exc: BaseException, home: Path | None = None) -> str | None:
+    """One line naming what ran out when ``exc`` (or an error it came from) is the machine's, not the input's;
+    ``home`` is where the run writes."""
+    free = _free_bytes(home)
+    seen: set[int] = set()
+    error: BaseException | None = exc
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        text = str(error)
+        out_of_space = isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT)
+        if (
+            out_of_space
+            or any(marker in text for marker in _OUT_OF_SPACE)
+            or (free is not None and free < _ALMOST_FULL and any(marker in text for marker in _IO_FAILURE))
+        ):
+            room = f" ({free / 2**20:,.0f} MiB free on the disk of {home})" if free is not None else ""
+            return f"no space left on the disk{room}: free some and run again; nothing partial was published"
+        if isinstance(error, MemoryError) or any(marker in text for marker in _OUT_OF_MEMORY):
+            return (
+                f"out of memory: {describe_error(error)}; DuckDB keeps to GPULEDGER_MEMORY_LIMIT (default 1GB) and"
+                " spills to <home>/tmp"
+            )
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def _free_bytes(home: Path | None) -> int | None:
+    try:
+        return shutil.disk_usage(home).free if home is not None and home.exists() else None
+    except OSError:
+        return None

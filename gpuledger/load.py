@@ -368,7 +368,7 @@ def _audit(
     _refuse_duplicate_line_items(con, delivery, model, delivery_id)
     if rules.strict:
         _refuse_repairs(con, model, delivery_id)
-    _fail_on_check_violations(con, model, delivery_id)
+    _fail_on_check_violations(con, delivery, model, delivery_id)
     if delivery.files:
         _reconcile(con, delivery, delivery_id)
 
@@ -663,10 +663,14 @@ def _replace_slices(
         )
 
 
-def _fail_on_check_violations(con: duckdb.DuckDBPyConnection, model: FormatModel, delivery_id: str) -> None:
+def _fail_on_check_violations(
+    con: duckdb.DuckDBPyConnection, delivery: Delivery, model: FormatModel, delivery_id: str
+) -> None:
     failed = [result for result in run_checks(con, delivery_id) if not result.passed]
     if not failed:
         return
+    if failed[0].check == "focus_single_currency":
+        _refuse_mixed_currency(con, delivery, model, delivery_id)
     first = failed[0].sample[0]
     summary = "; ".join(f"{r.check}: {r.source_rows:,} source row(s)" for r in failed)
     column = _column_name(con, model, first.source_file, first.column_name)
@@ -677,6 +681,26 @@ def _fail_on_check_violations(con: duckdb.DuckDBPyConnection, model: FormatModel
         row=_source_row(con, model, first.source_file, first.line_item_id),
         column=column,
     )
+
+
+def _refuse_mixed_currency(
+    con: duckdb.DuckDBPyConnection, delivery: Delivery, model: FormatModel, delivery_id: str
+) -> None:
+    """A slice bills one currency: name the first row, in file order, whose currency is not most rows' one."""
+    account, period, usual, others = con.execute(  # type: ignore[misc]
+        f"SELECT BillingAccountId, {BILLING_MONTH_SQL}, mode(BillingCurrency),"
+        " string_agg(DISTINCT BillingCurrency, ', ' ORDER BY BillingCurrency) FROM focus.cost_rows"
+        " WHERE x_DeliveryId = $id GROUP BY ALL HAVING count(DISTINCT BillingCurrency) > 1 ORDER BY ALL LIMIT 1",
+        {"id": delivery_id},
+    ).fetchone()
+    header = model.source_header(read_raw(con, [delivery.files[0]]).columns if model.find_row is None else [],
+                                 "BillingCurrency")  # fmt: skip
+    found = _find_row(con, delivery.files, model, header, "v <> $usual", {"usual": usual}) if header else None
+    message = f"account {account} bills {period} in several currencies ({others}); most rows bill {usual}"
+    if found is None:
+        raise InputError(delivery.files[0], message, column=header)
+    file, row, currency = found
+    raise InputError(file, f"{currency!r}: {message}; sums never mix currencies", row=row, column=header)
 
 
 def _source_row(

@@ -488,16 +488,16 @@ def _offending_values(
 
 
 def _log_tolerated(findings: Sequence[_Finding]) -> None:
-    for finding in findings:
-        header = finding.check.header
-        if finding.check.kind == "null_literal":
-            log.warning(
-                "%s: column %r has %d cell(s) with %s", finding.file, header, finding.count, finding.check.problem
-            )
-        elif finding.check.kind == "naive":
-            log.warning(
-                "%s: column %r holds %s (e.g. %r)", finding.file, header, finding.check.problem, finding.example
-            )
+    """One warning per file and kind of tolerated cell, naming its columns."""
+    for file in dict.fromkeys(f.file for f in findings):
+        nulls = [f for f in findings if f.file == file and f.check.kind == "null_literal"]
+        if nulls:
+            cells = ", ".join(f"{f.check.header!r} {f.count}" for f in nulls)
+            log.warning("%s: cells holding the literal NULL, read as empty: %s", file, cells)
+        naive = [f for f in findings if f.file == file and f.check.kind == "naive"]
+        if naive:
+            columns = ", ".join(f"{f.check.header!r} (e.g. {f.example!r})" for f in naive)
+            log.warning("%s: timestamps without a time zone, read as UTC: %s", file, columns)
 
 
 def _located(con: duckdb.DuckDBPyConnection, finding: _Finding) -> InputError:
@@ -518,9 +518,13 @@ def _warn_naive_parquet_timestamps(
         if file_kind(file) != "parquet":
             continue
         schema = con.read_parquet(str(file), hive_partitioning=False)
-        for header, sql_type in zip(schema.columns, schema.types, strict=True):
-            if header in timestamps and str(sql_type).startswith("TIMESTAMP") and "TIME ZONE" not in str(sql_type):
-                log.warning("%s: column %r holds timestamps without a time zone, read as UTC", file, header)
+        naive = [
+            repr(header)
+            for header, sql_type in zip(schema.columns, schema.types, strict=True)
+            if header in timestamps and str(sql_type).startswith("TIMESTAMP") and "TIME ZONE" not in str(sql_type)
+        ]
+        if naive:
+            log.warning("%s: timestamps without a time zone, read as UTC: %s", file, ", ".join(naive))
 
 
 def _create_clean_view(con: duckdb.DuckDBPyConnection, source: SourceColumns, findings: Sequence[_Finding]) -> set[str]:
