@@ -7,15 +7,15 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Sequence
-from contextlib import closing
+from collections.abc import Iterator, Sequence
+from contextlib import closing, contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
 
-from gpuledger.errors import GpuledgerError, describe_error, environment_failure
+from gpuledger.errors import GpuledgerError, InputError, describe_error, environment_failure, printable
 from gpuledger.load import LoadResult, SliceTotal, accept_delivery, held_deliveries, load_delivery
 from gpuledger.pipeline import deliveries_from_paths, exclusive_run, open_warehouse, resolve_home
 from gpuledger.warehouse import WAREHOUSE_FILE, connect
@@ -342,12 +342,40 @@ def _import(args: argparse.Namespace) -> int:
     config = load_config(home)
     held = False
     with exclusive_run(home), closing(open_warehouse(home)) as con:
-        deliveries = deliveries_from_paths(con, [p.resolve() for p in args.paths], args.format)
+        deliveries = []
+        for path in (p.resolve() for p in args.paths):
+            with _discovery_notes() as notes:
+                found = deliveries_from_paths(con, [path], args.format)
+            for note in dict.fromkeys(notes):  # discovery may pass a folder twice
+                print(f"note: {note}")
+            if not found:
+                why = f"; {notes[-1]}" if notes else ""
+                raise InputError(path, f"no complete delivery to import here{why}")
+            deliveries += found
         for delivery in deliveries:
             result = load_delivery(con, _as_source(delivery, config, args.source), config.ingest)
             _print_load(result)
             held = held or result.held
     return EXIT_HELD if held else 0
+
+
+@contextmanager
+def _discovery_notes() -> Iterator[list[str]]:
+    """What export discovery passed over (a run without its manifest, an export without its pair), as text."""
+    notes: list[str] = []
+    handler = logging.Handler(logging.INFO)
+    handler.emit = lambda record: notes.append(printable(record.getMessage(), limit=400))  # type: ignore[method-assign]
+    discovery = logging.getLogger("connectors")
+    level, propagate = discovery.level, discovery.propagate
+    discovery.setLevel(logging.INFO)
+    discovery.propagate = False  # printed as notes, not again by the console's handler
+    discovery.addHandler(handler)
+    try:
+        yield notes
+    finally:
+        discovery.removeHandler(handler)
+        discovery.setLevel(level)
+        discovery.propagate = propagate
 
 
 def _as_source(delivery: Delivery, config: Config, name: str | None) -> Delivery:

@@ -189,10 +189,13 @@ def newest_runs(export_folder: Path) -> dict[str, ExportRun]:
             # A custom range would replace a whole month's slice with part of it.
             log.warning("%s: not a monthly range (starts on the 1st, ends in the same month), skipped", range_folder)
             continue
-        candidates = [_manifest_run(range_folder, m) for m in _manifests(range_folder)]
+        manifests = _manifests(range_folder)
+        candidates = [_manifest_run(range_folder, m) for m in manifests]
         complete = [run for run in candidates if run is not None]
         if not candidates:
             complete = _unmanifested_runs(range_folder)
+        for pending in _runs_without_manifest(range_folder, manifests):
+            log.info("%s: a run without its manifest (still being written?), not a delivery yet", pending)
         if not complete:
             log.info("%s: no complete run yet, not a delivery", range_folder)
             continue
@@ -311,6 +314,16 @@ def _manifest_run(range_folder: Path, manifest_path: Path) -> ExportRun | None:
         dataset=run.dataset,
         scope=run.scope,
     )
+
+
+def _runs_without_manifest(range_folder: Path, manifests: list[Path]) -> list[Path]:
+    """Run folders holding data parts but no manifest, where other runs of the range have one."""
+    if not manifests:
+        return []
+    with_manifest = {m.parent for m in manifests}
+    depths = ["*/" * n for n in range(1, _MAX_MANIFEST_DEPTH + 1)]
+    folders = {p.parent for depth in depths for p in range_folder.glob(depth + "*") if p.is_file() and _is_data_file(p)}
+    return sorted(folders - with_manifest)
 
 
 def _unmanifested_runs(range_folder: Path) -> list[ExportRun]:
