@@ -19,8 +19,12 @@ _NOISE = ("Possible fix", "Possible Solution", "* ", "file = ", "delimiter = ", 
 
 def printable(text: str, limit: int = _LONGEST_VALUE) -> str:
     """``text`` safe for a terminal: control and direction characters escaped, at most ``limit`` characters."""
-    safe = _CONTROL.sub(_escape, text)
-    return safe if len(safe) <= limit else f"{safe[: limit - 1]}… ({len(text):,} characters)"
+    return shorten(_CONTROL.sub(_escape, text), limit)
+
+
+def shorten(text: str, limit: int = _LONGEST_VALUE) -> str:
+    """At most ``limit`` characters: a runaway value (a 10 MB tag) is cut, saying how long it was."""
+    return text if len(text) <= limit else f"{text[: limit - 1]}… ({len(text):,} characters)"
 
 
 def _escape(match: re.Match[str]) -> str:

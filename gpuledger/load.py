@@ -31,6 +31,7 @@ from gpuledger.normalize.files import (
     first_bad_row,
     first_repeat,
     matching_rows,
+    read_error,
     read_raw,
     verify_files,
 )
@@ -473,6 +474,8 @@ def _locate_bad_input(
     exc: duckdb.Error,
 ) -> InputError:
     """Turn a failed cast, a missing value or an unknown value into an error naming the file, row and column."""
+    if error := read_error(files, exc):  # the file itself is malformed (a quote, a row, an encoding)
+        return error
     raw_types = {name: str(t) for name, t in zip(raw.columns, raw.types, strict=True)}
     empty = _NOT_NULL_FAILED.search(str(exc))
     for file in files:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import duckdb
 
-from gpuledger.errors import InputError, describe_error, printable
+from gpuledger.errors import InputError, describe_error, shorten
 from gpuledger.sqlfiles import quote_ident, quote_literal
 
 _CHUNK = 1 << 20
@@ -33,6 +33,7 @@ _CSV_DIALECT = (
 _NO_HIVE = {"hive_partitioning": False}
 # DuckDB names a CSV error's physical line (the header is line 1) and its reason after the echoed line.
 _CSV_ERROR_LINE = re.compile(r"CSV Error on Line: (\d+)")
+_CSV_ERROR_FILE = re.compile(r"^\s*file = (.+)$", re.MULTILINE)
 _CSV_ERROR_REASONS = (
     "Value with unterminated quote found.",
     "Expected Number of Columns",
@@ -198,6 +199,15 @@ def _file_error(con: duckdb.DuckDBPyConnection, files: Sequence[Path], exc: duck
     return InputError(files[0], f"unreadable delivery: {describe_error(exc)}")
 
 
+def read_error(files: Sequence[Path], exc: BaseException) -> InputError | None:
+    """The file a DuckDB CSV read error names, as :func:`file_read_error`; None for any other error."""
+    named = _CSV_ERROR_FILE.search(str(exc))
+    if not (named and _CSV_ERROR_LINE.search(str(exc))):
+        return None
+    file = next((f for f in files if str(f) == named.group(1).strip()), Path(named.group(1).strip()))
+    return file_read_error(file, exc)
+
+
 def file_read_error(file: Path, exc: BaseException) -> InputError:
     """DuckDB's read error as one line: the row (CSV: its physical line less the header) and the reason."""
     text = str(exc)
@@ -311,7 +321,7 @@ def first_repeat(
     values = ", ".join(f"CAST({alias} AS VARCHAR)" for alias in columns)
     query = f"SELECT rn, first_rn, {values} FROM ({numbered}) WHERE copy = 2 ORDER BY rn LIMIT 1"
     found = _in_file_order(con, query, _numbered_params(file))
-    return (int(found[0][0]), int(found[0][1]), tuple(printable(str(v)) for v in found[0][2:])) if found else None
+    return (int(found[0][0]), int(found[0][1]), tuple(shorten(str(v)) for v in found[0][2:])) if found else None
 
 
 def _numbered_rows(file: Path, columns: dict[str, str]) -> str:
@@ -358,5 +368,5 @@ def matching_rows(
     numbered = _numbered_rows(file, columns)
     query = f"SELECT rn, {values} FROM ({numbered}) WHERE {predicate} ORDER BY rn LIMIT {int(limit)}"
     found = _in_file_order(con, query, {**_numbered_params(file), **(params or {})})
-    # values are for messages: a runaway cell (a 10 MB tag) is cut, control characters escaped
-    return [(int(row[0]), tuple(printable(str(v)) for v in row[1:])) for row in found]
+    # values are for messages: a runaway cell (a 10 MB tag) is cut (InputError escapes what it prints)
+    return [(int(row[0]), tuple(shorten(str(v)) for v in row[1:])) for row in found]
