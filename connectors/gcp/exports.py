@@ -12,8 +12,9 @@ named by their ``max(export_time)``; the extraction job writes it under another 
 with ``export_time=``, e.g. ``_writing-...``) and renames it when complete. A month's delivery is the union
 of all its folders, versioned by the newest: when Google appends rows (late usage, corrections), a new
 folder appears, the version changes, and the loader replaces the whole (ProviderName, billing account,
-invoice month) slice with the union -- appended rows are never counted twice, and re-importing changes
-nothing. A full re-extract of a month replaces the month folder's contents. Usage-day partitions are
+invoice month) slice with the union. Every record carries its own ``export_time``: one that several extracts
+hold (a repeated or a full re-extract) counts once (gpuledger/normalize/gcp_billing.py), and re-importing
+changes nothing. Usage-day partitions are
 refused: a usage day's rows belong to two invoice months, and a slice must be delivered whole. When a
 dataset holds both the standard and the detailed table of one account, only the detailed one is read
 (same costs; loading both would make them take each other's slices over).
