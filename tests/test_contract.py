@@ -25,6 +25,7 @@ import pytest
 from conftest import focus_snapshot, validate_warehouse
 
 from gpuledger.cli import EXIT_HELD, main
+from gpuledger.normalize.focus_passthrough import ADDED_IN
 from gpuledger.pipeline import exclusive_run, open_warehouse
 from gpuledger.publish import ANALYST_FILE, PUBLISHED_TABLES
 from models.focus import FOCUS_COLUMN_NAMES
@@ -598,22 +599,7 @@ def test_a_multi_provider_focus_1_0_export_with_oracle_s_gaps_loads_flagged_and_
     assert loaded == sorted(expected.iter_rows())
 
 
-_ADDED_AFTER_1_0 = {
-    "CapacityReservationId",
-    "CapacityReservationStatus",
-    "CommitmentDiscountQuantity",
-    "CommitmentDiscountUnit",
-    "ServiceSubcategory",
-    "SkuMeter",
-    "SkuPriceDetails",
-    "BillingAccountType",
-    "SubAccountType",
-    "InvoiceId",
-    "PricingCurrency",
-    "PricingCurrencyContractedUnitPrice",
-    "PricingCurrencyEffectiveCost",
-    "PricingCurrencyListUnitPrice",
-}
+_ADDED_AFTER_1_0 = {name for names in ADDED_IN.values() for name in names}
 
 
 def test_an_azure_tags_cell_holding_an_empty_json_string_is_repaired(demo_copy, capsys):

@@ -7,26 +7,12 @@ from cur_cases import EXPECTED_BILLED, EXPECTED_EFFECTIVE, every_line_item_type,
 
 from gpuledger.checks import run_checks
 from gpuledger.load import load_delivery
+from gpuledger.normalize.focus_passthrough import ADDED_IN
 from gpuledger.pipeline import deliveries_for, load_month, open_warehouse
 from models.delivery import Delivery
 
 # Columns FOCUS 1.1 and 1.2 added; a FOCUS_1_0_AWS export has none of them.
-NEWER_THAN_1_0 = [
-    "CapacityReservationId",
-    "CapacityReservationStatus",
-    "CommitmentDiscountQuantity",
-    "CommitmentDiscountUnit",
-    "ServiceSubcategory",
-    "SkuMeter",
-    "SkuPriceDetails",
-    "BillingAccountType",
-    "SubAccountType",
-    "InvoiceId",
-    "PricingCurrency",
-    "PricingCurrencyContractedUnitPrice",
-    "PricingCurrencyEffectiveCost",
-    "PricingCurrencyListUnitPrice",
-]
+NEWER_THAN_1_0 = [name for names in ADDED_IN.values() for name in names]
 
 
 @pytest.fixture
