@@ -236,6 +236,22 @@ def test_cur2_csv_with_json_map_columns_gives_the_same_totals(con, tmp_path):
     assert tags is not None and json.loads(tags[0]) == {"team": "llm", "aws:created_by": "x"}
 
 
+def test_cur2_csv_tags_written_as_a_list_are_read_as_no_tags_and_flagged(con, tmp_path):
+    parquet_path = tmp_path / "cur2.snappy.parquet"
+    _write_cur2_parquet(con, write_cur1_csv(tmp_path / "cur1.csv", every_line_item_type()), parquet_path)
+    csv_path = tmp_path / "cur2-00001.csv.gz"
+    listed = "CASE WHEN identity_line_item_id = 'u1' THEN '[\"team\", \"llm\"]' ELSE to_json(resource_tags) END"
+    con.sql(
+        f"SELECT * REPLACE (to_json(product) AS product, {listed} AS resource_tags) FROM read_parquet($p)",
+        params={"p": str(parquet_path)},
+    ).write_csv(str(csv_path), compression="gzip")
+    result = _load(con, csv_path, "aws-cur2")
+    assert _totals(con) == (EXPECTED_BILLED, EXPECTED_EFFECTIVE)
+    assert result.repairs == (("InvalidTags", 1),)
+    row = con.execute("SELECT Tags, x_SourceChanges, x_SourceValues FROM focus.costs WHERE x_SourceLineItemId = 'u1'")
+    assert row.fetchone() == (None, "InvalidTags", '{"resource_tags":"[\\"team\\", \\"llm\\"]"}')
+
+
 def test_cur1_parquet_with_athena_column_names(con, tmp_path):
     csv_path = write_cur1_csv(tmp_path / "cur1.csv", every_line_item_type())
     parquet_path = tmp_path / "cur1.snappy.parquet"
