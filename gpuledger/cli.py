@@ -430,15 +430,19 @@ def _slice_row(s: SliceTotal) -> tuple[object, ...]:
 def _export_focus(args: argparse.Namespace) -> int:
     home = resolve_home(args.home)
     args.out.parent.mkdir(parents=True, exist_ok=True)
+    selected = (
+        "SELECT * FROM focus.costs WHERE ($provider IS NULL OR ProviderName = $provider)"
+        " AND ($month IS NULL OR strftime(BillingPeriodStart, '%Y-%m') = $month)"
+    )
+    params = {"provider": args.provider, "month": args.month}
     with closing(open_warehouse(home)) as con:
-        relation = con.sql(
-            "SELECT * FROM focus.costs WHERE ($provider IS NULL OR ProviderName = $provider)"
-            " AND ($month IS NULL OR strftime(BillingPeriodStart, '%Y-%m') = $month)"
-            " ORDER BY BillingAccountId, BillingPeriodStart, x_DeliveryId, x_SourceFile, x_SourceLineItemId",
-            params={"provider": args.provider, "month": args.month},
+        # COPY streams to the file (a relation with bound parameters would be held in memory whole)
+        con.execute(
+            f"COPY ({selected} ORDER BY BillingAccountId, BillingPeriodStart, x_DeliveryId, x_SourceFile,"
+            " x_SourceLineItemId) TO $out (FORMAT parquet, COMPRESSION zstd)",
+            {**params, "out": str(args.out)},
         )
-        count = relation.count("*").fetchone()
-        relation.write_parquet(str(args.out), compression="zstd")
+        count = con.execute(f"SELECT count(*) FROM ({selected})", params).fetchone()
     print(f"wrote {count[0] if count else 0} FOCUS rows to {args.out}")
     return 0
 

@@ -346,12 +346,11 @@ def _write(
         # the reader notes here the source rows it did not load (GCP: records an earlier extract delivered)
         con.execute(f"CREATE OR REPLACE TEMP TABLE {_SKIPPED} (change VARCHAR, rows BIGINT)")
         _insert_focus_rows(con, delivery, model, delivery_id, ingested_at)
-        con.execute(
-            "INSERT INTO meta.source_totals BY NAME SELECT $id AS delivery_id, * FROM ("
-            + load_sql(model.source_totals_sql)
-            + ")",
-            {"id": delivery_id},
-        )
+        totals = "INSERT INTO meta.source_totals BY NAME SELECT $id AS delivery_id, * FROM ({})"
+        try:
+            con.execute(totals.format(load_sql(model.source_totals_sql)), {"id": delivery_id})
+        except duckdb.Error as exc:  # the totals read columns the model does not (the file's every cell counts)
+            raise read_error(delivery.files, exc) or exc from exc
         con.execute("DELETE FROM meta.delivery_repairs WHERE delivery_id = $id", {"id": delivery_id})
         con.execute(
             "INSERT INTO meta.delivery_repairs SELECT $id, change, count(*) FROM ("

@@ -60,12 +60,7 @@ def read_raw(con: duckdb.DuckDBPyConnection, files: Sequence[Path]) -> duckdb.Du
         if kinds == {"parquet"}:
             raw = con.read_parquet([str(f) for f in files], filename=True, union_by_name=True, **_NO_HIVE)
         else:
-            parts: list[str] = []
-            params: dict[str, object] = {}
-            for i, file in enumerate(files):
-                parts.append(f"SELECT * FROM read_csv($f{i}, {_CSV_DIALECT}, columns = $c{i}, filename = true)")
-                params |= {f"f{i}": str(file), f"c{i}": dict.fromkeys(csv_header(file), "VARCHAR")}
-            raw = con.sql(" UNION ALL BY NAME ".join(parts), params=params)
+            raw = con.sql(" UNION ALL BY NAME ".join(f"SELECT * FROM {_csv_scan(f, filename=True)}" for f in files))
     except duckdb.Error as exc:
         raise _file_error(con, files, exc) from exc
     if len(files) > 1:
@@ -101,10 +96,18 @@ def csv_header(file: Path) -> list[str]:
 
 def read_csv_file(con: duckdb.DuckDBPyConnection, file: Path) -> duckdb.DuckDBPyRelation:
     """One CSV file, every column as text, read with the delivery's dialect (row numbers as its own)."""
-    return con.sql(
-        f"SELECT * FROM read_csv($file, {_CSV_DIALECT}, columns = $columns)",
-        params={"file": str(file), "columns": dict.fromkeys(csv_header(file), "VARCHAR")},
-    )
+    return con.sql(f"SELECT * FROM {_csv_scan(file)}")
+
+
+def _csv_scan(file: Path, *, filename: bool = False) -> str:
+    """``read_csv(...)`` of one file with its own header's columns as text.
+
+    Written with literals (through the quoting helpers): a relation with bound parameters would be executed at
+    once and held in memory whole, where a literal one streams.
+    """
+    columns = ", ".join(f"{quote_literal(name)}: 'VARCHAR'" for name in csv_header(file))
+    extra = ", filename = true" if filename else ""
+    return f"read_csv({quote_literal(str(file))}, {_CSV_DIALECT}, columns = {{{columns}}}{extra})"
 
 
 def _require_same_columns(con: duckdb.DuckDBPyConnection, files: Sequence[Path], columns: Sequence[str]) -> None:
