@@ -71,6 +71,11 @@ def _parser() -> argparse.ArgumentParser:
         help="the source the files are a delivery of (default: the configured source whose folder holds them, else"
         " the export's name); a slice belongs to the source that delivered it",
     )
+    imp.add_argument(
+        "--strict",
+        action="store_true",
+        help="also refuse a delivery whose descriptive values needed repairs (as [ingest] strict = true)",
+    )
     imp.set_defaults(handler=_import)
 
     accept = commands.add_parser(
@@ -340,6 +345,7 @@ def _status(args: argparse.Namespace) -> int:
 def _import(args: argparse.Namespace) -> int:
     home = resolve_home(args.home)
     config = load_config(home)
+    rules = replace(config.ingest, strict=True) if args.strict else config.ingest
     held = False
     with exclusive_run(home), closing(open_warehouse(home)) as con:
         deliveries = []
@@ -353,7 +359,7 @@ def _import(args: argparse.Namespace) -> int:
                 raise InputError(path, f"no complete delivery to import here{why}")
             deliveries += found
         for delivery in deliveries:
-            result = load_delivery(con, _as_source(delivery, config, args.source), config.ingest)
+            result = load_delivery(con, _as_source(delivery, config, args.source), rules)
             _print_load(result)
             held = held or result.held
     return EXIT_HELD if held else 0

@@ -654,12 +654,15 @@ def test_aws_units_and_a_marketplace_product_under_two_codes_are_normalized(demo
     assert json.loads(unified[1]) == {"ServiceCategory": "Other", "ServiceSubcategory": "Other (Other)"}
 
 
-def test_strict_ingestion_refuses_what_it_would_repair(demo_copy, capsys):
+@pytest.mark.parametrize("how", ["config", "flag"])
+def test_strict_ingestion_refuses_what_it_would_repair(demo_copy, capsys, how):
     config = demo_copy / "gpuledger.toml"
-    config.write_text(config.read_text() + "\n[ingest]\nstrict = true\n")
+    if how == "config":
+        config.write_text(config.read_text() + "\n[ingest]\nstrict = true\n")
     _rewrite_csv_gz(_cur1_part(demo_copy), _set(1, "pricing/unit", "Obj Month/Per Object"))
     before = _loaded(demo_copy)
-    code, _, err = _cli(capsys, "import", demo_copy / CUR1, "--home", demo_copy)
+    strict = ["--strict"] if how == "flag" else []
+    code, _, err = _cli(capsys, "import", demo_copy / CUR1, "--home", demo_copy, *strict)
     assert code == 1
     line = _one_line_error(err)
     assert "UnmappedUnit" in line and "column 'pricing/unit'" in line and "row 1" in line
