@@ -234,7 +234,7 @@ def load_delivery(con: duckdb.DuckDBPyConnection, delivery: Delivery, rules: Ing
     holds = hold_reasons(con, delivery_id, rules)
     if holds:
         _hold(con, delivery, delivery_id, stats, ingested_at, holds)
-        log.warning("held %s: %s", delivery_id, "; ".join(h.detail for h in holds))
+        log.info("held %s: %s", delivery_id, "; ".join(h.detail for h in holds))
         return _result(con, delivery_id, slices, unchanged=False)
     _publish(con, delivery, delivery_id, stats, ingested_at, slices)
     log.info("loaded %s into %d slice(s)", delivery_id, len(slices))
