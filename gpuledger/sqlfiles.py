@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from functools import cache
+from importlib.resources import files
 from pathlib import Path
 
-SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
+# Package data (the top-level `sql` package), found through the import system in a wheel and in a checkout alike.
+SQL_DIR = Path(str(files("sql")))
 
 
 @cache

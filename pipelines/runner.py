@@ -10,10 +10,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import shutil
 import sys
 from contextlib import closing
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +59,8 @@ class RunOutcome:
     """Deliveries held for ``gpuledger accept``, with why."""
 
 
-PROJECT_DAGSTER_YAML = Path(__file__).resolve().parent.parent / "dagster.yaml"
+# The top-level dagster.yaml, shipped in the package through the pipelines/dagster.yaml link.
+PROJECT_DAGSTER_YAML = files("pipelines") / "dagster.yaml"
 
 
 def dagster_instance(home: Path) -> DagsterInstance:
@@ -67,7 +68,7 @@ def dagster_instance(home: Path) -> DagsterInstance:
     dagster_home = Path(os.environ.get("DAGSTER_HOME") or home / "dagster")
     dagster_home.mkdir(parents=True, exist_ok=True)
     if not (dagster_home / "dagster.yaml").exists():
-        shutil.copyfile(PROJECT_DAGSTER_YAML, dagster_home / "dagster.yaml")
+        (dagster_home / "dagster.yaml").write_bytes(PROJECT_DAGSTER_YAML.read_bytes())
     return DagsterInstance.from_config(str(dagster_home))
 
 

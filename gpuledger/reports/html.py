@@ -8,14 +8,13 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from gpuledger.reports import charts, formatting
 from gpuledger.reports.statement import CATEGORIES, CATEGORY_LABELS, content_sha256
 
-TEMPLATES = Path(__file__).resolve().parent / "templates"
 _ENV = Environment(
-    loader=FileSystemLoader(TEMPLATES),
+    loader=PackageLoader("gpuledger.reports", "templates"),
     autoescape=True,
     undefined=StrictUndefined,
     trim_blocks=True,
