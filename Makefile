@@ -26,9 +26,11 @@ ui: install
 	@mkdir -p "$(DAGSTER_HOME)" && { test -f "$(DAGSTER_HOME)/dagster.yaml" || cp dagster.yaml "$(DAGSTER_HOME)/"; }
 	$(BIN)/dagster dev -m pipelines.definitions -h 127.0.0.1 -p 3000
 
+# ruff, then the layer order and stage independence (import-linter contracts in pyproject.toml).
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 test: install install-validator install-prometheus install-azurite install-pdf lint
 	$(BIN)/pytest

@@ -138,11 +138,12 @@ def _sample_files(data_dir: Path, nodes: int, days: int) -> list[Path]:
 
 
 def _child(files: list[Path], nodes: int, days: int, work: Path) -> None:
-    from connectors.telemetry.files import read_samples_file
-    from gpuledger.allocate import allocate_month, month_bounds
-    from gpuledger.pipeline import open_warehouse
-    from gpuledger.telemetry import insert_frame
+    from gpuledger.allocation.allocate import allocate_month
+    from gpuledger.telemetry.files import read_samples_file
+    from gpuledger.telemetry.ingest import insert_frame
+    from gpuledger.warehouse.home import open_warehouse
     from models.allocation import AllocationConfig, NodeMapping
+    from models.billing_month import BillingMonth
 
     con = open_warehouse(work)
     con.execute("SET enable_progress_bar = false")
@@ -160,7 +161,7 @@ def _child(files: list[Path], nodes: int, days: int, work: Path) -> None:
     insert_frame(con, "gpu.activity", activity)
     del activity
 
-    _, period_end = month_bounds(START.strftime("%Y-%m"))
+    period_end = BillingMonth.of_day(START).end
     shape = {"nodes": nodes, "start": START}
     con.execute(JOBS_SQL, shape | {"slots": days * 24 // SLOT_HOURS})
     con.execute(CHARGES_SQL, shape | {"hours": days * 24, "period_end": period_end})

@@ -92,7 +92,7 @@ def _deliveries(path: Path, source_format: str) -> list[Delivery]:
     """What ``gpuledger import PATH --format F`` would load: export folders by their manifests, loose files."""
     import duckdb
 
-    from gpuledger.pipeline import deliveries_from_paths
+    from pipelines.deliveries import deliveries_from_paths
 
     with duckdb.connect() as con:
         return deliveries_from_paths(con, [path], source_format)
@@ -104,7 +104,7 @@ def _newest(path: Path, source_format: str) -> Delivery:
 
 
 def _write_aws(folder: Path, rows: int, fmt: str) -> None:
-    from gpuledger.demo.aws_exports import write_scaled_cur_export
+    from gpuledger_demo.aws_exports import write_scaled_cur_export
 
     write_scaled_cur_export(folder, rows, fmt)  # type: ignore[arg-type]
 
@@ -112,7 +112,7 @@ def _write_aws(folder: Path, rows: int, fmt: str) -> None:
 def _write_azure(folder: Path, rows: int, fmt: str) -> None:
     """The demo's newest AmortizedCost run repeated, one subscription per copy, as a run with its manifest."""
     from connectors.azure.exports import read_manifest
-    from gpuledger.demo.azure_exports import write_azure_demo_exports
+    from gpuledger_demo.azure_exports import write_azure_demo_exports
 
     with tempfile.TemporaryDirectory(prefix="gpuledger-bench-demo-") as scratch:
         source = next(s for s in write_azure_demo_exports(Path(scratch)) if s.format == FORMATS[fmt])
@@ -142,7 +142,7 @@ def _write_azure(folder: Path, rows: int, fmt: str) -> None:
 
 def _write_gcp(folder: Path, rows: int, fmt: str) -> None:
     """The demo's newest invoice month of the detailed table repeated, one project per copy, as one extract."""
-    from gpuledger.demo.gcp_exports import write_gcp_demo_exports
+    from gpuledger_demo.gcp_exports import write_gcp_demo_exports
 
     with tempfile.TemporaryDirectory(prefix="gpuledger-bench-demo-") as scratch:
         sources = write_gcp_demo_exports(Path(scratch))
@@ -180,7 +180,7 @@ def _replicate(
     """
     import duckdb
 
-    from gpuledger.sqlfiles import quote_literal
+    from gpuledger.warehouse.sqlfiles import quote_literal
 
     written = []
     with duckdb.connect() as con:
@@ -229,8 +229,8 @@ def _run_phase(phase: str, args: argparse.Namespace) -> tuple[float, float]:
 
 
 def _normalize(delivery: Delivery, work: Path) -> None:
-    from gpuledger.load import load_delivery
-    from gpuledger.pipeline import open_warehouse
+    from gpuledger.gates.load import load_delivery
+    from gpuledger.warehouse.home import open_warehouse
 
     with open_warehouse(work) as con:
         result = load_delivery(con, delivery)

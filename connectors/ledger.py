@@ -1,9 +1,9 @@
-"""The sync ledger: every delivery a connector pulled into a landing folder, and atomic file writes for landing.
+"""Writing the sync ledger (its records are ``models.landing``), and atomic file writes for landing.
 
-``<landing>/.gpuledger-ledger.json`` lists the deliveries oldest first (:func:`read_ledger`,
-:func:`record_delivery`); it is rewritten whole through a temp file and a rename, so a crash leaves the
-previous ledger, never half of one. :func:`atomic_file` is the same write-verify-rename for landed files:
-a file that fails verification (or a crash) never appears under its real name.
+``<landing>/.gpuledger-ledger.json`` lists the deliveries oldest first (:func:`record_delivery`); it is
+rewritten whole through a temp file and a rename, so a crash leaves the previous ledger, never half of one.
+:func:`atomic_file` is the same write-verify-rename for landed files: a file that fails verification (or a
+crash) never appears under its real name.
 """
 
 from __future__ import annotations
@@ -15,13 +15,12 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
-from gpuledger.errors import InputError
+from models.errors import InputError
+from models.landing import LEDGER_FILE, LEDGER_FORMAT, LedgerEntry, read_ledger
 
-LEDGER_FILE = ".gpuledger-ledger.json"
 PART_SUFFIX = ".gpuledger-part"
-_LEDGER_FORMAT = 1
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -46,66 +45,14 @@ class TransferLimits:
                 raise InputError(where, f"{key!r} must be at least 1", column=key)
 
 
-@dataclass(frozen=True)
-class LedgerFile:
-    """One landed file: its remote name (key / blob name), size, the service's ETag and the MD5 of its bytes."""
-
-    name: str
-    bytes: int
-    etag: str
-    md5: str
-    """Hex MD5 of the landed bytes, computed while downloading."""
-
-
-@dataclass(frozen=True)
-class LedgerEntry:
-    """One pulled delivery: one export run (or execution) of one billing period."""
-
-    provider: str
-    source: str
-    export: str
-    billing_period: str | None
-    version: str
-    """The provider's run identity: Azure runInfo.runId, AWS assemblyId / executionId."""
-    manifest: str
-    manifest_etag: str
-    files: tuple[LedgerFile, ...]
-    bytes: int
-    rows: int | None
-    """Data rows as the manifest states them (None when it does not)."""
-    downloaded_files: int
-    downloaded_bytes: int
-    """What this sync transferred: files already landed by an earlier delivery are not downloaded again."""
-    synced_at: str
-    """ISO 8601 UTC."""
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> LedgerEntry:
-        return cls(**{**data, "files": tuple(LedgerFile(**f) for f in data["files"])})
-
-
 def now_utc() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def read_ledger(landing_dir: Path) -> list[LedgerEntry]:
-    """Every delivery recorded in ``landing_dir``, oldest first (empty when nothing was synced)."""
-    path = landing_dir / LEDGER_FILE
-    if not path.exists():
-        return []
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("format") != _LEDGER_FORMAT:
-            raise ValueError(f"format {data.get('format')!r}, expected {_LEDGER_FORMAT}")
-        return [LedgerEntry.from_json(entry) for entry in data["deliveries"]]
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise InputError(path, f"unreadable sync ledger: {exc}") from exc
 
 
 def record_delivery(landing_dir: Path, entry: LedgerEntry) -> None:
     """Append ``entry`` to the ledger (rewritten atomically)."""
     entries = [*read_ledger(landing_dir), entry]
-    document = {"format": _LEDGER_FORMAT, "deliveries": [asdict(e) for e in entries]}
+    document = {"format": LEDGER_FORMAT, "deliveries": [asdict(e) for e in entries]}
     write_atomically(landing_dir / LEDGER_FILE, (json.dumps(document, indent=1) + "\n").encode())
 
 

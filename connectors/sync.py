@@ -14,9 +14,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import cast
 
-from connectors.ledger import LedgerEntry
-from gpuledger.errors import RemoteError
 from models.config import RemoteConfig, SourceConfig
+from models.errors import RemoteError
+from models.landing import LedgerEntry
 
 LOCK_FILE = ".gpuledger-sync.lock"
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpuledger.errors import InputError
 from models.aws import AWS_PROVIDER_NAME
+from models.errors import InputError
 from models.gcp import GCP_PROVIDER_NAME
 from models.gpu_catalog import AZURE
 from models.telemetry import DEFAULT_IDLE_THRESHOLD

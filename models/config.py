@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from gpuledger.errors import InputError
 from models.allocation import AllocationConfig, parse_allocation
 from models.currencies import ISO_4217_CODES
 from models.delivery import SOURCE_FORMATS
+from models.errors import InputError
+from models.landing import read_ledger
 
 CONFIG_FILE = "gpuledger.toml"
 
@@ -339,8 +340,6 @@ def _discovered_azure_folder(remote: RemoteConfig, fmt: str) -> Path:
     blob name; the container is the landing folder holding that manifest. Before a first sync,
     ``<landing>/<export>``: absent, so the run finds no delivery yet, as for any remote source not synced.
     """
-    from connectors.ledger import read_ledger  # lazy: only discovered sources read the landing mirror's ledger
-
     options = remote.options
     names = options.get("exports", options.get("export"))
     exports = tuple(map(str, names)) if isinstance(names, tuple) else (str(names),)
@@ -367,8 +366,6 @@ def _discovered_export_folder(remote: RemoteConfig, fmt: str) -> Path:
     ``<prefix>/<export>/metadata/<period>/<manifest>``). Before a first sync, ``<landing>/<export>``: absent, so
     the run finds no delivery yet, as for any remote source not synced.
     """
-    from connectors.ledger import read_ledger  # lazy: only discovered sources read the landing mirror's ledger
-
     export = str(remote.options["export"])
     depth = 2 if fmt == "aws-cur1" else 3
     for entry in reversed(read_ledger(remote.landing)):

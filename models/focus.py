@@ -2,7 +2,7 @@
 
 Each column carries its spec type, feature level, whether NULL is ever allowed, its allowed values,
 and (where the spec has one) a row-level nullability rule written as a SQL predicate that is TRUE
-on an offending row. ``gpuledger.checks`` turns these into queries; ``gpuledger.warehouse`` turns
+on an offending row. ``gpuledger.gates.checks`` turns these into queries; ``gpuledger.warehouse.database`` turns
 them into ``CREATE TABLE focus.costs``.
 """
 
@@ -14,9 +14,8 @@ from enum import StrEnum
 
 FOCUS_VERSION = "1.2"
 
-# YYYY-MM of a row's billing month: periods start at local midnight (UTC-12 to UTC+14; GCP invoices use
-# US/Pacific), so 14 hours after BillingPeriodStart always falls inside the month in UTC.
-BILLING_MONTH_SQL = "strftime(BillingPeriodStart + INTERVAL 14 HOUR, '%Y-%m')"
+# YYYY-MM of a row's billing month, through the one macro (sql/focus/billing_month.sql; models/billing_month.py).
+BILLING_MONTH_SQL = "strftime(billing_month(BillingPeriodStart), '%Y-%m')"
 
 
 class FocusType(StrEnum):

@@ -17,6 +17,9 @@ GCP_PROVIDER_NAME = "Google Cloud"
 
 # Invoice months are US/Pacific (provider-exports §2.3): BillingPeriodStart/End are this zone's month bounds.
 GCP_INVOICE_TIME_ZONE = "America/Los_Angeles"
+LOOKUP_FOLDER = "_billing"
+"""Folder of billing lookups inside a landed dataset folder: its ``_`` prefix keeps export discovery away."""
+SKU_PRICES_FILE = "sku_prices.parquet"
 
 TEXT = "VARCHAR"
 COST = "DECIMAL(38,10)"

@@ -49,18 +49,19 @@ from dagster import (
 )
 from pydantic import Field
 
-from connectors.ledger import read_ledger
 from connectors.sync import SyncBusy, remote_sources, sync_source
-from gpuledger.allocate import audit_failures
-from gpuledger.checks import run_checks
-from gpuledger.errors import GpuledgerError
-from gpuledger.freshness import STALE_AFTER_HOURS, stale_sources
-from gpuledger.load import SliceTotal
-from gpuledger.months import lifecycle_now, refreshable_months, update_months
-from gpuledger.pipeline import allocate, load_month, open_warehouse, resolve_home
-from gpuledger.publish import publish
-from gpuledger.sqlfiles import load_sql
+from gpuledger.allocation.allocate import audit_failures
+from gpuledger.chargeback.months import lifecycle_now, refreshable_months, update_months
+from gpuledger.gates.checks import run_checks
+from gpuledger.gates.freshness import STALE_AFTER_HOURS, stale_sources
+from gpuledger.gates.load import SliceTotal
+from gpuledger.publish.snapshot import publish
+from gpuledger.warehouse.home import open_warehouse, resolve_home
+from gpuledger.warehouse.sqlfiles import load_sql
 from models.config import load_config
+from models.errors import GpuledgerError
+from models.landing import read_ledger
+from pipelines.deliveries import allocate, load_month
 
 # "focus": sources of format focus, FOCUS files of any other provider (OCI, GPU clouds)
 PROVIDERS = ("aws", "azure", "gcp", "focus")

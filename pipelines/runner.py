@@ -21,10 +21,10 @@ from dagster import AssetCheckSeverity, AssetsDefinition, DagsterInstance, Multi
 
 from connectors.ledger import write_atomically
 from connectors.sync import remote_sources, sync_source
-from gpuledger.errors import GpuledgerError
-from gpuledger.load import held_deliveries
-from gpuledger.pipeline import billing_months, deliveries_for, exclusive_run, open_warehouse
+from gpuledger.gates.load import held_deliveries
+from gpuledger.warehouse.home import exclusive_run, open_warehouse
 from models.config import load_config
+from models.errors import GpuledgerError
 from pipelines.definitions import (
     PROVIDERS,
     WarehouseResource,
@@ -34,6 +34,7 @@ from pipelines.definitions import (
     focus_costs,
     ingestion_partition_key,
 )
+from pipelines.deliveries import billing_months, deliveries_for
 
 # The run's events stay in the Dagster instance (and a failed run's in <home>/logs/): the console shows none.
 QUIET_CONSOLE = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
@@ -160,7 +161,7 @@ def _failure(result: Any) -> str:
             while error.cause is not None and error.cls_name.startswith("Dagster"):
                 error = error.cause
             message = error.message.strip()
-            # "gpuledger.errors.InputError: file, row 6, ...": the text after the class
+            # "models.errors.InputError: file, row 6, ...": the text after the class
             prefix = f"{error.cls_name}: "
             return message.split(prefix, 1)[1] if prefix in message else message
     return "the run failed without an error (see its log)"

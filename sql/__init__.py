@@ -1,1 +1,1 @@
-"""The SQL of every stage, one file per model or check: package data, read through ``gpuledger.sqlfiles``."""
+"""The SQL of every stage, one file per model or check: package data, read through ``gpuledger.warehouse.sqlfiles``."""

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from report_cases import MONTH, Showback
 
-from gpuledger import focus_validator as fv
-from gpuledger.cli import main
-from gpuledger.months import NOW_ENV
-from gpuledger.pipeline import open_warehouse
+from gpuledger.chargeback.months import NOW_ENV
+from gpuledger.gates import focus_validator as fv
+from gpuledger.warehouse.home import open_warehouse
 from models.focus import FOCUS_COLUMN_NAMES
+from pipelines.cli import main
+from tests.fixtures.report_cases import MONTH, Showback
 
 TEST_NOW = "2026-12-02T03:00:00+00:00"
 """The month lifecycle's clock in tests (subprocesses inherit it): the demo's October is closed, November open."""

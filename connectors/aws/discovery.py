@@ -36,9 +36,10 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from connectors.aws.sync import _CREDENTIAL_ERRORS, CREDENTIAL_CHAIN, AwsExportConfig, ExportKind, sync_aws_export
-from connectors.ledger import LedgerEntry, SyncResult, TransferLimits, read_ledger
-from gpuledger.errors import RemoteError
+from connectors.aws.sync import CREDENTIAL_CHAIN, CREDENTIAL_ERRORS, AwsExportConfig, ExportKind, sync_aws_export
+from connectors.ledger import SyncResult, TransferLimits
+from models.errors import RemoteError
+from models.landing import LedgerEntry, read_ledger
 
 log = logging.getLogger(__name__)
 
@@ -305,6 +306,6 @@ def _api_errors(source: str, api: str) -> Iterator[None]:
         code, message = error.get("Code", "?"), error.get("Message", "")
         raise RemoteError(f"source {source!r}: AWS {api} {exc.operation_name} refused: {code} {message}") from None
     except BotoCoreError as exc:
-        if isinstance(exc, _CREDENTIAL_ERRORS):
+        if isinstance(exc, CREDENTIAL_ERRORS):
             raise RemoteError(f"source {source!r}: {exc}; credentials come from {CREDENTIAL_CHAIN}") from None
         raise RemoteError(f"source {source!r}: AWS {api}: {exc}") from None

@@ -24,19 +24,19 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from gpuledger.errors import InputError
 from models.delivery import Delivery
+from models.errors import InputError
 
 log = logging.getLogger(__name__)
 
-_CUR1_RANGE = re.compile(r"^(\d{4})(\d{2})01-\d{8}$")
-_BILLING_PERIOD = re.compile(r"^BILLING_PERIOD=(\d{4}-\d{2})$")
+CUR1_RANGE_FOLDER = re.compile(r"^(\d{4})(\d{2})01-\d{8}$")
+BILLING_PERIOD_FOLDER = re.compile(r"^BILLING_PERIOD=(\d{4}-\d{2})$")
 # CUR 1 manifests state the period as {"start": "20261101T000000.000Z", ...}; Data Exports as "2026-11" (or so).
 _MANIFEST_PERIOD = re.compile(r"^(\d{4})-?(\d{2})")
 
 
 def is_cur1_report(folder: Path) -> bool:
-    return any(_CUR1_RANGE.match(p.name) for p in folder.iterdir() if p.is_dir())
+    return any(CUR1_RANGE_FOLDER.match(p.name) for p in folder.iterdir() if p.is_dir())
 
 
 def is_data_export(folder: Path) -> bool:
@@ -48,7 +48,7 @@ def discover_cur1(report_folder: Path, source_name: str | None = None) -> list[D
     report = report_folder.name
     deliveries = []
     for period_folder in sorted(p for p in report_folder.iterdir() if p.is_dir()):
-        match = _CUR1_RANGE.match(period_folder.name)
+        match = CUR1_RANGE_FOLDER.match(period_folder.name)
         if not match:
             continue
         manifest_path = period_folder / f"{report}-Manifest.json"
@@ -84,7 +84,7 @@ def discover_data_export(export_folder: Path, source_format: str, source_name: s
     metadata = export_folder / "metadata"
     deliveries = []
     for period_folder in sorted(p for p in metadata.iterdir() if p.is_dir()) if metadata.is_dir() else []:
-        match = _BILLING_PERIOD.match(period_folder.name)
+        match = BILLING_PERIOD_FOLDER.match(period_folder.name)
         if not match:
             continue
         manifest_path = period_folder / f"{export}-Manifest.json"
@@ -120,7 +120,7 @@ def discover_data_export(export_folder: Path, source_format: str, source_name: s
 def _log_unmanifested_periods(export_folder: Path, delivered: set[str | None]) -> None:
     data = export_folder / "data"
     for period_folder in sorted(data.iterdir()) if data.is_dir() else []:
-        match = _BILLING_PERIOD.match(period_folder.name)
+        match = BILLING_PERIOD_FOLDER.match(period_folder.name)
         if match and match.group(1) not in delivered:
             log.info("%s: data without a manifest, not a delivery yet", period_folder)
 

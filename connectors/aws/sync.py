@@ -45,20 +45,11 @@ from botocore.exceptions import (
     ProfileNotFound,
 )
 
-from connectors.aws.exports import _BILLING_PERIOD, _CUR1_RANGE
-from connectors.ledger import (
-    LedgerEntry,
-    LedgerFile,
-    SyncResult,
-    TransferLimits,
-    atomic_file,
-    now_utc,
-    read_ledger,
-    record_delivery,
-    write_atomically,
-)
+from connectors.aws.exports import BILLING_PERIOD_FOLDER, CUR1_RANGE_FOLDER
+from connectors.ledger import SyncResult, TransferLimits, atomic_file, now_utc, record_delivery, write_atomically
 from connectors.progress import transfer
-from gpuledger.errors import InputError, RemoteError
+from models.errors import InputError, RemoteError
+from models.landing import LedgerEntry, LedgerFile, read_ledger
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +64,7 @@ CREDENTIAL_CHAIN = (
     " (~/.aws/credentials, ~/.aws/config, SSO), web identity, or a container/EC2 instance role"
 )
 
-_CREDENTIAL_ERRORS = (NoCredentialsError, PartialCredentialsError, CredentialRetrievalError, ProfileNotFound)
+CREDENTIAL_ERRORS = (NoCredentialsError, PartialCredentialsError, CredentialRetrievalError, ProfileNotFound)
 
 ExportKind = Literal["cur1", "data-export"]
 _MANIFEST_FILES_FIELD: dict[str, str] = {"cur1": "reportKeys", "data-export": "dataFiles"}
@@ -187,7 +178,7 @@ def _remote_errors(config: AwsExportConfig) -> Iterator[None]:
         hint = " (an object changed while syncing; sync again)" if code in ("PreconditionFailed", "412") else ""
         raise RemoteError(f"{where}: {exc.operation_name} refused: {code} {error.get('Message', '')}{hint}") from None
     except BotoCoreError as exc:
-        if isinstance(exc, _CREDENTIAL_ERRORS):
+        if isinstance(exc, CREDENTIAL_ERRORS):
             raise RemoteError(f"AWS export {config.name!r}: {exc}; credentials come from {CREDENTIAL_CHAIN}") from None
         raise RemoteError(f"{where}: {exc}") from None
 
@@ -215,7 +206,7 @@ def _cur1_manifests(client: Any, config: AwsExportConfig) -> list[_ManifestRef]:
     _, folders = _list(client, config.bucket, root, "/")
     refs = []
     for folder in folders:
-        match = _CUR1_RANGE.match(folder[len(root) :].rstrip("/"))
+        match = CUR1_RANGE_FOLDER.match(folder[len(root) :].rstrip("/"))
         if not match:
             continue
         # Delimited: the period folder's own objects, not every assembly's data files.
@@ -234,7 +225,7 @@ def _data_export_manifests(client: Any, config: AwsExportConfig) -> list[_Manife
     refs = []
     for obj in objects:
         parts = obj.key[len(root) :].split("/")
-        match = _BILLING_PERIOD.match(parts[1]) if len(parts) == 3 else None
+        match = BILLING_PERIOD_FOLDER.match(parts[1]) if len(parts) == 3 else None
         if match and parts[2] == f"{config.export}-Manifest.json":
             refs.append(_ManifestRef(obj, match.group(1), f"{root}data/{parts[1]}/"))
     _, data_folders = _list(client, config.bucket, f"{root}data/", "/")

@@ -80,18 +80,10 @@ from azure.storage.blob import BlobClient, ExponentialRetry
 
 from connectors.azure.exports import RunManifest, blob_path
 from connectors.azure.sync import CREDENTIAL_CHAIN, AzureExportConfig, sync_azure_export
-from connectors.ledger import (
-    LedgerEntry,
-    LedgerFile,
-    SyncResult,
-    TransferLimits,
-    atomic_file,
-    now_utc,
-    read_ledger,
-    record_delivery,
-)
+from connectors.ledger import SyncResult, TransferLimits, atomic_file, now_utc, record_delivery
 from connectors.progress import transfer
-from gpuledger.errors import InputError, RemoteError
+from models.errors import InputError, RemoteError
+from models.landing import LedgerEntry, LedgerFile, read_ledger
 
 log = logging.getLogger(__name__)
 

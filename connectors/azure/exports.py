@@ -25,8 +25,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from gpuledger.errors import InputError
 from models.delivery import Delivery
+from models.errors import InputError
 
 log = logging.getLogger(__name__)
 

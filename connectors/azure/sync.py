@@ -55,18 +55,10 @@ from connectors.azure.exports import (
     period_of_range,
     run_manifest,
 )
-from connectors.ledger import (
-    LedgerEntry,
-    LedgerFile,
-    SyncResult,
-    TransferLimits,
-    atomic_file,
-    now_utc,
-    read_ledger,
-    record_delivery,
-)
+from connectors.ledger import SyncResult, TransferLimits, atomic_file, now_utc, record_delivery
 from connectors.progress import transfer
-from gpuledger.errors import InputError, RemoteError
+from models.errors import InputError, RemoteError
+from models.landing import LedgerEntry, LedgerFile, read_ledger
 
 log = logging.getLogger(__name__)
 

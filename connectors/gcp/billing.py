@@ -42,8 +42,9 @@ from google.cloud import billing_v1
 from google.type import money_pb2
 
 from connectors.gcp.exports import billing_account_from_table
-from connectors.ledger import LedgerEntry, atomic_file, write_atomically
-from gpuledger.normalize.gcp_billing import LOOKUP_FOLDER, SKU_PRICES_FILE
+from connectors.ledger import atomic_file, write_atomically
+from models.gcp import LOOKUP_FOLDER, SKU_PRICES_FILE
+from models.landing import LedgerEntry
 
 log = logging.getLogger(__name__)
 

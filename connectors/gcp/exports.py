@@ -27,12 +27,12 @@ import logging
 import re
 from pathlib import Path
 
-from gpuledger.errors import InputError
 from models.delivery import Delivery
+from models.errors import InputError
 
 log = logging.getLogger(__name__)
 
-_TABLE = re.compile(
+EXPORT_TABLE_NAME = re.compile(
     r"^gcp_billing_export_(?P<kind>resource_v1|v1|focus)_(?P<account>[0-9A-Za-z]{6}_[0-9A-Za-z]{6}_[0-9A-Za-z]{6})$"
 )
 _MONTH = re.compile(r"^(?:invoice_month=)?(?P<year>\d{4})(?P<month>0[1-9]|1[0-2])$")
@@ -54,12 +54,12 @@ def is_table(folder: Path) -> bool:
 
 
 def is_dataset(folder: Path) -> bool:
-    return folder.is_dir() and any(_TABLE.match(p.name) and is_table(p) for p in folder.iterdir())
+    return folder.is_dir() and any(EXPORT_TABLE_NAME.match(p.name) and is_table(p) for p in folder.iterdir())
 
 
 def discover(folder: Path, source_format: str, source_name: str | None = None) -> list[Delivery]:
     """One delivery per invoice month of the table ``folder``, or of each matching table in a dataset."""
-    if is_table(folder) or _TABLE.match(folder.name):
+    if is_table(folder) or EXPORT_TABLE_NAME.match(folder.name):
         return discover_table(folder, source_format, source_name)
     tables = _tables_for(folder, source_format)
     return [d for table in tables for d in discover_table(table, source_format, source_name)]
@@ -68,7 +68,7 @@ def discover(folder: Path, source_format: str, source_name: str | None = None) -
 def _tables_for(dataset: Path, source_format: str) -> list[Path]:
     by_account: dict[str, dict[str, Path]] = {}
     for table in sorted(p for p in dataset.iterdir() if p.is_dir()):
-        match = _TABLE.match(table.name)
+        match = EXPORT_TABLE_NAME.match(table.name)
         if not match or not is_table(table) or _TABLE_KIND_FORMAT[match["kind"]] != source_format:
             continue
         by_account.setdefault(match["account"], {})[match["kind"]] = table
@@ -124,7 +124,7 @@ def extract_of(file: Path) -> str:
 
 def billing_account_from_table(name: str) -> str | None:
     """``gcp_billing_export_v1_01A2B3_C4D5E6_F7A8B9`` -> ``01A2B3-C4D5E6-F7A8B9``; None for other names."""
-    match = _TABLE.match(name)
+    match = EXPORT_TABLE_NAME.match(name)
     return match["account"].replace("_", "-").upper() if match else None
 
 

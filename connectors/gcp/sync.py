@@ -56,19 +56,12 @@ from google.cloud import bigquery
 from google.cloud.bigquery.table import RowIterator
 
 from connectors.gcp.billing import BillingClients, BillingLookups, land_lookups
-from connectors.gcp.exports import _TABLE, discover_table
-from connectors.ledger import (
-    LedgerEntry,
-    LedgerFile,
-    SyncResult,
-    atomic_file,
-    now_utc,
-    read_ledger,
-    record_delivery,
-)
+from connectors.gcp.exports import EXPORT_TABLE_NAME, discover_table
+from connectors.ledger import SyncResult, atomic_file, now_utc, record_delivery
 from connectors.progress import transfer
-from gpuledger.errors import InputError, RemoteError
+from models.errors import InputError, RemoteError
 from models.gcp import BQ_ARRAYS, BQ_FIELDS, BQ_KEY_VALUE_LISTS, BQ_OBJECTS, GCP_INVOICE_TIME_ZONE
+from models.landing import LedgerEntry, LedgerFile, read_ledger
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +128,7 @@ class GcpExportConfig:
         if not isinstance(self.dataset, str) or not _DATASET.match(self.dataset):
             raise InputError(where, f"dataset {self.dataset!r} is not a BigQuery dataset name", column="dataset")
         if self.table is not None:
-            match = _TABLE.match(self.table) if isinstance(self.table, str) else None
+            match = EXPORT_TABLE_NAME.match(self.table) if isinstance(self.table, str) else None
             if match is None or match["kind"] not in _ROW_KINDS:
                 message = f"table {self.table!r} is not a billing export table (gcp_billing_export_[resource_]v1_...)"
                 raise InputError(where, message, column="table")
@@ -278,7 +271,7 @@ def _export_tables(client: bigquery.Client, config: GcpExportConfig) -> list[str
     listed = client.list_tables(f"{config.project}.{config.dataset}", retry=_retry(config), timeout=config.timeout)
     by_account: dict[str, dict[str, str]] = {}
     for item in listed:
-        match = _TABLE.match(item.table_id)
+        match = EXPORT_TABLE_NAME.match(item.table_id)
         if match is None:
             continue
         if match["kind"] not in _ROW_KINDS:

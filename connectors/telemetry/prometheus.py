@@ -44,18 +44,17 @@ import os
 import re
 import time
 from collections import Counter
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-import duckdb
 import polars as pl
 import requests
 
-from connectors.telemetry.samples import aggregate_samples
-from gpuledger.errors import GpuledgerError
+from models.errors import GpuledgerError
 from models.telemetry import (
     DCGM_ENGINE_ACTIVE,
     DCGM_GPU_UTIL,
@@ -85,6 +84,11 @@ METRICS = (DCGM_ENGINE_ACTIVE, DCGM_GPU_UTIL)
 _LABEL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _HOUR_MS = 3_600_000
+
+
+SampleAggregator = Callable[[pl.DataFrame, int], pl.DataFrame]
+"""Samples (``GPU_SAMPLES_SCHEMA``, one per window of the given seconds) -> hourly activity (``GPU_ACTIVITY_SCHEMA``):
+the telemetry stage's aggregation, applied to each batch of whole hours as soon as it is complete."""
 
 
 class TelemetryError(GpuledgerError):
@@ -191,7 +195,7 @@ def fetch_gpu_activity(
     end: datetime,
     *,
     cluster: str,
-    idle_threshold: float,
+    aggregate: SampleAggregator,
     step_seconds: int = 60,
     chunk: timedelta = timedelta(hours=6),
     node_label: str = "Hostname",
@@ -208,6 +212,7 @@ def fetch_gpu_activity(
     """Hourly GPU activity of ``[start, end)`` and the pods seen in it (see the module docstring).
 
     ``start`` and ``end`` are timezone-aware multiples of ``step_seconds``, which divides an hour.
+    ``aggregate`` turns each batch of whole hours' samples into activity (``gpuledger.telemetry.samples``).
     ``token_env`` names the environment variable holding a bearer token (the token never appears in config).
     Raises :class:`TelemetryError` when Prometheus is unreachable after ``attempts``, answers an error, or
     answers with warnings (partial data is never published).
@@ -223,8 +228,7 @@ def fetch_gpu_activity(
     inventory: set[tuple[str, str]] = set()
     unlabelled: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
     batches: list[_HourBatch] = []
-    with ExitStack() as stack, duckdb.connect() as con:
-        con.execute("SET TimeZone='UTC'")
+    with ExitStack() as stack:
         http = session if session is not None else stack.enter_context(requests.Session())
         client = PrometheusClient(
             url,
@@ -257,16 +261,7 @@ def fetch_gpu_activity(
             boundary = _timestamp(chunk_end if last else chunk_end - chunk_end % _HOUR_MS)
             ready, pending = raw.filter(pl.col("ts") < boundary), raw.filter(pl.col("ts") >= boundary)
             if ready.height or last:
-                batches.append(
-                    _HourBatch.of(
-                        ready,
-                        con,
-                        cluster=cluster,
-                        idle_threshold=idle_threshold,
-                        step_seconds=step_seconds,
-                        source=source,
-                    )
-                )
+                batches.append(_HourBatch.of(ready, aggregate, cluster=cluster, step_seconds=step_seconds))
         log.info("Prometheus %s: %s in %d chunk(s)", client.display_url, range_text, -(-windows // per_chunk))
 
     counts = Counter(metric for metric, _ in unlabelled)
@@ -308,16 +303,7 @@ class _HourBatch:
     """Per job_id (pods only), node and gpu: name, account, owner, first and last sample."""
 
     @classmethod
-    def of(
-        cls,
-        raw: pl.DataFrame,
-        con: duckdb.DuckDBPyConnection,
-        *,
-        cluster: str,
-        idle_threshold: float,
-        step_seconds: int,
-        source: str,
-    ) -> _HourBatch:
+    def of(cls, raw: pl.DataFrame, aggregate: SampleAggregator, *, cluster: str, step_seconds: int) -> _HourBatch:
         rank = pl.col("metric").replace_strict({metric: i for i, metric in enumerate(METRICS)}, return_dtype=pl.Int8)
         scale = pl.col("metric").replace_strict(UTILIZATION_SCALE, return_dtype=pl.Float64)
         chosen = (
@@ -339,9 +325,7 @@ class _HourBatch:
             )
         )
         return cls(
-            activity=aggregate_samples(
-                con, samples, idle_threshold=idle_threshold, interval_seconds=step_seconds, source=source
-            ),
+            activity=aggregate(samples, step_seconds),
             skipped=raw.filter(~pl.col("value").is_finite()).group_by("node", "gpu", "metric").len(),
             gpu_hours=chosen.select("node", "gpu", "hour", "metric").unique(),
             pods=pods,

@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import polars as pl
 
-from gpuledger.errors import InputError
+from models.errors import InputError
 from models.telemetry import JOBS_SCHEMA
 
 REQUIRED_FIELDS = ("JobID", "JobName", "Account", "User", "NodeList", "AllocTRES", "Start", "End", "State")

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import duckdb
 
-from gpuledger.errors import InputError
 from gpuledger.normalize.files import cast_expr
-from gpuledger.sqlfiles import quote_ident, quote_literal
+from gpuledger.warehouse.sqlfiles import quote_ident, quote_literal
 from models.aws_cur import CUR_COLUMNS, FOCUS_SOURCE_COLUMNS, TEXT, CurColumn, cur1_to_snake
+from models.errors import InputError
 
 SOURCE_VIEW = "aws_cur_src"
 

@@ -15,9 +15,8 @@ from pathlib import Path
 import duckdb
 
 from connectors.azure.exports import dataset_of_file
-from gpuledger.errors import InputError
 from gpuledger.normalize.files import cast_expr, file_kind, first_bad_row
-from gpuledger.sqlfiles import quote_ident, quote_literal
+from gpuledger.warehouse.sqlfiles import quote_ident, quote_literal
 from models.azure import (
     AZURE_COLUMNS,
     COST,
@@ -31,6 +30,7 @@ from models.azure import (
     NO_REGION_LOCATIONS,
     AzureColumn,
 )
+from models.errors import InputError
 
 SOURCE_VIEW = "azure_cost_src"
 _RAW_VIEW = "azure_cost_raw"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from gpuledger.normalize.focus_passthrough import FocusProfile, SourceColumns
-from gpuledger.sqlfiles import quote_ident
+from gpuledger.warehouse.sqlfiles import quote_ident
 from models.azure import AZURE_FIRST_PARTY, AZURE_PROVIDER_NAME
 
 

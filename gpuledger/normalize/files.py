@@ -21,8 +21,8 @@ from pathlib import Path
 
 import duckdb
 
-from gpuledger.errors import InputError, describe_error, shorten
-from gpuledger.sqlfiles import quote_ident, quote_literal
+from gpuledger.warehouse.sqlfiles import quote_ident, quote_literal
+from models.errors import InputError, describe_error, shorten
 
 _CHUNK = 1 << 20
 _CSV_DIALECT = (

@@ -19,11 +19,11 @@ from types import MappingProxyType
 
 import duckdb
 
-from gpuledger.errors import InputError
 from gpuledger.normalize.files import cast_expr, file_kind, first_bad_row
-from gpuledger.sqlfiles import quote_ident, quote_literal
+from gpuledger.warehouse.sqlfiles import quote_ident, quote_literal
 from models.aws import AWS_FIRST_PARTY, AWS_PROVIDER_NAME
 from models.azure import AZURE_FIRST_PARTY, AZURE_PROVIDER_NAME
+from models.errors import InputError
 from models.focus import FOCUS_BY_NAME, FOCUS_COLUMNS, FocusType, Level
 
 log = logging.getLogger(__name__)
@@ -121,7 +121,7 @@ class FocusProfile:
     def create_source_view(
         self, con: duckdb.DuckDBPyConnection, raw: duckdb.DuckDBPyRelation, files: Sequence[Path]
     ) -> dict[str, str]:
-        """The format's source view builder (``gpuledger.load.FormatModel``)."""
+        """The format's source view builder (``gpuledger.gates.load.FormatModel``)."""
         return create_source_view(con, raw, files, self)
 
     def source_header(self, raw_columns: Sequence[str], focus_column: str) -> str | None:

@@ -26,8 +26,9 @@ from zoneinfo import ZoneInfo
 import duckdb
 
 from connectors.gcp.exports import billing_account_from_table, extract_of
-from gpuledger.errors import InputError
-from gpuledger.sqlfiles import quote_literal
+from gpuledger.warehouse.sqlfiles import quote_literal
+from models.billing_month import BillingMonth
+from models.errors import InputError
 from models.gcp import (
     BQ_ARRAYS,
     BQ_CREDIT_FIELDS,
@@ -40,6 +41,8 @@ from models.gcp import (
     FOCUS_SOURCE_FIELDS,
     GCP_CREDIT_TYPES,
     GCP_INVOICE_TIME_ZONE,
+    LOOKUP_FOLDER,
+    SKU_PRICES_FILE,
     TEXT,
     TIMESTAMP,
     BqField,
@@ -47,9 +50,6 @@ from models.gcp import (
 
 SOURCE_VIEW = "gcp_bq_src"
 SKU_PRICES_TABLE = "gcp_sku_prices"
-LOOKUP_FOLDER = "_billing"
-"""Folder of billing lookups inside a landed dataset folder: its ``_`` prefix keeps export discovery away."""
-SKU_PRICES_FILE = "sku_prices.parquet"
 _LINES = "gcp_bq_lines"
 _TYPED = "gcp_bq_typed"
 _JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
@@ -68,8 +68,8 @@ _READ_PARQUET = (
 
 def billing_period_start(period: str) -> dt.datetime:
     """A delivery's ``YYYY-MM`` invoice month as the BillingPeriodStart its rows carry: the US/Pacific month start."""
-    month = dt.datetime.strptime(period, "%Y-%m")
-    return month.replace(tzinfo=ZoneInfo(GCP_INVOICE_TIME_ZONE)).astimezone(dt.UTC)
+    first_day = BillingMonth.parse(period).first_day
+    return dt.datetime.combine(first_day, dt.time(), ZoneInfo(GCP_INVOICE_TIME_ZONE)).astimezone(dt.UTC)
 
 
 def file_kind(path: Path) -> str:

@@ -10,8 +10,8 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from gpuledger.chargeback.statement import CATEGORIES, CATEGORY_LABELS, content_sha256
 from gpuledger.reports import charts, formatting
-from gpuledger.reports.statement import CATEGORIES, CATEGORY_LABELS, content_sha256
 
 _ENV = Environment(
     loader=PackageLoader("gpuledger.reports", "templates"),

@@ -11,7 +11,7 @@ import os
 from datetime import datetime
 from typing import Any
 
-from gpuledger.errors import GpuledgerError
+from models.errors import GpuledgerError
 
 _EPOCH = "SOURCE_DATE_EPOCH"
 

@@ -15,10 +15,11 @@ from typing import Any
 
 import duckdb
 
-from gpuledger.errors import GpuledgerError
-from gpuledger.months import issue_month, lifecycle_now, month_start
+from gpuledger.chargeback.months import issue_month, lifecycle_now
+from gpuledger.chargeback.statement import content_sha256
 from gpuledger.reports.formatting import team_slugs
-from gpuledger.reports.statement import content_sha256
+from models.billing_month import BillingMonth
+from models.errors import GpuledgerError
 
 REPORTS_FOLDER = "reports"
 
@@ -40,10 +41,10 @@ class Report:
 def report_month(home: Path, month: str, *, team: str | None = None, issue: bool = False) -> Report:
     """Issue closed month ``YYYY-MM`` if it never was (or, with ``issue``, again when its figures changed), then
     write the reports of its latest version. Takes the home's run lock: never beside a pipeline run."""
-    from gpuledger.pipeline import exclusive_run, open_warehouse
+    from gpuledger.warehouse.home import exclusive_run, open_warehouse
 
     with exclusive_run(home), closing(open_warehouse(home)) as con:
-        start = month_start(month)
+        start = BillingMonth.parse(month).first_day
         latest = _latest(con, start)
         issued_now = False
         if latest is None or latest[1] is None or issue:
@@ -66,7 +67,7 @@ def report_month(home: Path, month: str, *, team: str | None = None, issue: bool
 
 def _republish(con: duckdb.DuckDBPyConnection, home: Path) -> str | None:
     """Publish the analyst file again, so analysts see the version just issued; why not, when refused."""
-    from gpuledger.publish import PublishRefused, publish
+    from gpuledger.publish.snapshot import PublishRefused, publish
 
     try:
         publish(con, home)

@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+from gpuledger.chargeback.statement import AMOUNTS
 from gpuledger.reports.charts import WEEKDAYS
-from gpuledger.reports.statement import AMOUNTS
 
 COLUMNS = (
     "month",

@@ -1,7 +1,7 @@
 -- allocation.cost_split for one billing month: every FOCUS charge split into run / idle /
 -- checkpoint_storage / egress / other pieces, per team and job, summing exactly to the charge.
--- Parameters: $period_start (the month's UTC start, keying gpu.usage); $month_from, $month_to (the range of its
--- BillingPeriodStart: provider billing months start at local midnight).
+-- Parameters: $period_start (the month's UTC start, keying gpu.usage); $billing_month (its first day: charges
+-- belong to it by billing_month(BillingPeriodStart)).
 -- Reads focus.costs, gpu.usage (this month), gpu.jobs, gpu.checkpoint_bytes, gpu.egress_bytes,
 -- ref.gpu_instance_types and the alloc.* configuration tables; needs sql/allocation/macros.sql.
 
@@ -31,7 +31,7 @@ WITH charges AS (
         BilledCost,
         EffectiveCost
     FROM focus.costs
-    WHERE BillingPeriodStart BETWEEN $month_from AND $month_to
+    WHERE billing_month(BillingPeriodStart) = $billing_month
 ),
 
 jobs AS (

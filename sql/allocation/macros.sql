@@ -29,7 +29,3 @@ CREATE OR REPLACE TEMP MACRO storage_name(ref) AS lower(CASE
     WHEN regexp_matches(ref, '/(storageaccounts|buckets)/[^/]+$', 'i') THEN regexp_extract(ref, '[^/]+$')
     ELSE ref
 END);
-
--- The billing month (first day) of a BillingPeriodStart: periods start at local midnight, UTC-12 to UTC+14.
-CREATE OR REPLACE TEMP MACRO billing_month(period_start) AS
-    CAST(date_trunc('month', timezone('UTC', period_start) + INTERVAL 14 HOUR) AS DATE);

@@ -30,7 +30,7 @@ COMMENT ON COLUMN focus.costs.BillingAccountName IS 'Display name of the billing
 COMMENT ON COLUMN focus.costs.BillingAccountType IS 'Provider label for the kind of billing account (e.g. Payer Account, Billing Profile, Billing Account).';
 COMMENT ON COLUMN focus.costs.BillingCurrency IS 'ISO 4217 currency of every cost column of the row (BilledCost, EffectiveCost, ListCost, ContractedCost); never sum across currencies.';
 COMMENT ON COLUMN focus.costs.BillingPeriodEnd IS 'Exclusive end of the billing period (invoice month) the row belongs to, as a UTC timestamp.';
-COMMENT ON COLUMN focus.costs.BillingPeriodStart IS 'Inclusive start of the billing period (invoice month), a UTC timestamp at local midnight of the provider (GCP: US/Pacific); the billing month is strftime(BillingPeriodStart + INTERVAL 14 HOUR, ''%Y-%m'').';
+COMMENT ON COLUMN focus.costs.BillingPeriodStart IS 'Inclusive start of the billing period (invoice month), a UTC timestamp at local midnight of the provider (GCP: US/Pacific); the billing month is billing_month(BillingPeriodStart), a macro of this file.';
 COMMENT ON COLUMN focus.costs.CapacityReservationId IS 'Id of the capacity reservation the charge relates to; NULL when unrelated.';
 COMMENT ON COLUMN focus.costs.CapacityReservationStatus IS 'Used or Unused: whether this usage consumed reserved capacity or is the unused part of the reservation; NULL without a reservation.';
 COMMENT ON COLUMN focus.costs.ChargeCategory IS 'Kind of charge: Usage, Purchase, Tax, Credit or Adjustment.';

@@ -1,9 +1,9 @@
 -- Split pieces whose sign is opposite to their charge's (a refund never becomes a cost, nor the reverse),
--- and pieces outside the categories or idle kinds. Parameters: $month_from, $month_to (the month's BillingPeriodStart range).
+-- and pieces outside the categories or idle kinds. Parameter: $billing_month (the month's first day).
 SELECT s.charge_key, s.category, s.idle_kind, s.team, s.BilledCost, s.EffectiveCost
 FROM allocation.cost_split AS s
 JOIN focus.costs AS c ON c.x_DeliveryId = s.x_DeliveryId AND c.x_SourceLineItemId = s.x_SourceLineItemId
-WHERE s.BillingPeriodStart BETWEEN $month_from AND $month_to
+WHERE billing_month(s.BillingPeriodStart) = $billing_month
   AND (
       sign(s.BilledCost) * sign(c.BilledCost) < 0
       OR sign(s.EffectiveCost) * sign(c.EffectiveCost) < 0

@@ -1,15 +1,15 @@
 -- Charges of the month whose split pieces do not sum exactly to the charge's BilledCost and EffectiveCost
--- (including charges with no pieces, and pieces with no charge). Parameters: $month_from, $month_to (the month's BillingPeriodStart range).
+-- (including charges with no pieces, and pieces with no charge). Parameter: $billing_month (the month's first day).
 WITH charges AS (
     SELECT x_DeliveryId || '/' || x_SourceLineItemId AS charge_key, BilledCost, EffectiveCost
     FROM focus.costs
-    WHERE BillingPeriodStart BETWEEN $month_from AND $month_to
+    WHERE billing_month(BillingPeriodStart) = $billing_month
 ),
 
 pieces AS (
     SELECT charge_key, sum(BilledCost) AS billed, sum(EffectiveCost) AS effective
     FROM allocation.cost_split
-    WHERE BillingPeriodStart BETWEEN $month_from AND $month_to
+    WHERE billing_month(BillingPeriodStart) = $billing_month
     GROUP BY charge_key
 )
 

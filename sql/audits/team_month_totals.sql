@@ -1,9 +1,9 @@
 -- Billing months and currencies where Σ showback.team_month.total_cost differs from Σ FOCUS EffectiveCost
--- (or billed_cost from BilledCost). Parameters: $month_from, $month_to (the month's BillingPeriodStart range).
+-- (or billed_cost from BilledCost). Parameter: $billing_month (the month's first day).
 WITH focus AS (
     SELECT BillingCurrency AS currency, sum(EffectiveCost) AS effective, sum(BilledCost) AS billed
     FROM focus.costs
-    WHERE BillingPeriodStart BETWEEN $month_from AND $month_to
+    WHERE billing_month(BillingPeriodStart) = $billing_month
     GROUP BY ALL
 ),
 

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 import test_aws_sync
-from aws_billing_stub import AwsBillingStub
 
 from connectors.aws.discovery import discover_destination
-from connectors.ledger import LEDGER_FILE, read_ledger
 from connectors.sync import LOCK_FILE, SourceSync, sync_source
-from gpuledger.demo.aws_exports import DemoSource, write_demo_exports
-from gpuledger.errors import InputError, RemoteError
-from gpuledger.pipeline import discover
+from gpuledger_demo.aws_exports import DemoSource, write_demo_exports
 from models.config import SourceConfig, load_config
+from models.errors import InputError, RemoteError
+from models.landing import LEDGER_FILE, read_ledger
+from pipelines.deliveries import discover
+from tests.fixtures.aws_billing_stub import AwsBillingStub
 
 # The S3 sync tests' fixtures: moto's S3 server behind their fault proxy, dummy credentials, a fresh bucket.
 proxy, aws_env, s3, bucket = test_aws_sync.proxy, test_aws_sync.aws_env, test_aws_sync.s3, test_aws_sync.bucket

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from cur_cases import every_line_item_type, write_cur1_csv
 
 from connectors.aws.exports import discover_cur1, discover_data_export
-from gpuledger.errors import InputError
+from models.errors import InputError
+from tests.fixtures.cur_cases import every_line_item_type, write_cur1_csv
 
 
 def _cur1_period(report: Path, assembly: str, keys: list[str] | None = None) -> Path:

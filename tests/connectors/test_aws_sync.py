@@ -15,22 +15,23 @@ from pathlib import Path
 
 import boto3
 import pytest
-from conftest import focus_rows_below, slice_totals
 from dagster import SkipReason, build_schedule_context, build_sensor_context
-from fault_proxy import FaultProxy, fault_proxy
 from moto.server import ThreadedMotoServer
 
 from connectors.aws.sync import AwsExportConfig, sync_aws_export
-from connectors.ledger import LEDGER_FILE, read_ledger
 from connectors.progress import show_progress
 from connectors.sync import LOCK_FILE
-from gpuledger.cli import main
-from gpuledger.demo.aws_exports import DemoSource, write_demo_exports
-from gpuledger.errors import GpuledgerError, InputError, RemoteError
-from gpuledger.load import load_delivery
-from gpuledger.pipeline import deliveries_from_paths, discover, open_warehouse
+from gpuledger.gates.load import load_delivery
+from gpuledger.warehouse.home import open_warehouse
+from gpuledger_demo.aws_exports import DemoSource, write_demo_exports
 from models.config import SourceConfig
+from models.errors import GpuledgerError, InputError, RemoteError
+from models.landing import LEDGER_FILE, read_ledger
+from pipelines.cli import main
 from pipelines.definitions import WarehouseResource, delivery_sensor, ingestion_partition_key, nightly, nightly_sync
+from pipelines.deliveries import deliveries_from_paths, discover
+from tests.conftest import focus_rows_below, slice_totals
+from tests.fixtures.fault_proxy import FaultProxy, fault_proxy
 
 SECRET = "wJalrXUtnFEMI-gpuledger-test-secret-K7MDENG"
 

@@ -18,10 +18,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 import test_azure_sync
-from arm_stub import ArmStub
 from azure.core.credentials import AccessToken
 from azure.storage.blob import BlobSasPermissions, ContainerClient, generate_blob_sas
-from conftest import slice_totals
 from test_azure_sync import ACCOUNT, ACCOUNT_KEY, CONNECTION_ENV
 
 from connectors.azure import costmanagement
@@ -34,13 +32,15 @@ from connectors.azure.costmanagement import (
 )
 from connectors.azure.exports import discover_export
 from connectors.azure.sync import AzureExportConfig
-from connectors.ledger import LEDGER_FILE, read_ledger
 from connectors.sync import LOCK_FILE
-from gpuledger.cli import main
-from gpuledger.demo.azure_exports import AzureDemoSource, write_azure_demo_exports
-from gpuledger.errors import InputError, RemoteError
-from gpuledger.pipeline import discover
+from gpuledger_demo.azure_exports import AzureDemoSource, write_azure_demo_exports
 from models.config import load_config
+from models.errors import InputError, RemoteError
+from models.landing import LEDGER_FILE, read_ledger
+from pipelines.cli import main
+from pipelines.deliveries import discover
+from tests.conftest import slice_totals
+from tests.fixtures.arm_stub import ArmStub
 
 # Azurite, and a fresh container in it, from the Blob sync's tests (the connection string reaches the sync only
 # through the environment variable CONNECTION_ENV).

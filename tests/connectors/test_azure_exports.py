@@ -8,7 +8,14 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from azure_cases import (
+
+from connectors.azure import exports
+from gpuledger.gates.load import accept_delivery, load_delivery
+from models.config import SourceConfig
+from models.errors import InputError
+from pipelines.deliveries import deliveries_from_paths, discover
+from tests.conftest import focus_snapshot
+from tests.fixtures.azure_cases import (
     EA_ACTUAL_TOTAL,
     EA_AMORTIZED_TOTAL,
     EA_HEADER,
@@ -20,13 +27,6 @@ from azure_cases import (
     legacy_rows,
     write_csv,
 )
-from conftest import focus_snapshot
-
-from connectors.azure import exports
-from gpuledger.errors import InputError
-from gpuledger.load import accept_delivery, load_delivery
-from gpuledger.pipeline import deliveries_from_paths, discover
-from models.config import SourceConfig
 
 JANUARY = "20260101-20260131"
 SCOPE = f"/providers/Microsoft.Billing/billingAccounts/{ENROLLMENT}"
@@ -274,7 +274,7 @@ def test_cli_paths_find_azure_exports(con, tmp_path):
 
 
 def test_cli_import_of_a_paired_export_folder(tmp_path, capsys):
-    from gpuledger.cli import main
+    from pipelines.cli import main
 
     root = tmp_path / "exports"
     _ea_pair(root, run="r1", submitted="2026-02-01T06:00:00Z")

@@ -15,19 +15,21 @@ from pathlib import Path
 
 import pytest
 from azure.storage.blob import BlobServiceClient, ContainerClient, ContentSettings
-from conftest import focus_rows_below, slice_totals
-from fault_proxy import FaultProxy, fault_proxy
 
 from connectors.azure.sync import AzureExportConfig, sync_azure_export
-from connectors.ledger import LEDGER_FILE, PART_SUFFIX, read_ledger
-from gpuledger.cli import main
-from gpuledger.demo.azure_exports import AzureDemoSource, write_azure_demo_exports
-from gpuledger.errors import InputError, RemoteError
-from gpuledger.load import load_delivery
-from gpuledger.pipeline import deliveries_from_paths, discover, open_warehouse
+from connectors.ledger import PART_SUFFIX
+from gpuledger.gates.load import load_delivery
+from gpuledger.warehouse.home import open_warehouse
+from gpuledger_demo.azure_exports import AzureDemoSource, write_azure_demo_exports
 from models.config import SourceConfig
+from models.errors import InputError, RemoteError
+from models.landing import LEDGER_FILE, read_ledger
+from pipelines.cli import main
+from pipelines.deliveries import deliveries_from_paths, discover
+from tests.conftest import focus_rows_below, slice_totals
+from tests.fixtures.fault_proxy import FaultProxy, fault_proxy
+from tests.fixtures.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 # Azurite's well-known development account (public, documented by Microsoft): never a real secret.
 ACCOUNT = "devstoreaccount1"
 ACCOUNT_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="

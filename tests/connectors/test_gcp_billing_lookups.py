@@ -14,7 +14,6 @@ import duckdb
 import google.auth
 import pyarrow.parquet as pq
 import pytest
-from cloudbilling_stub import CatalogSku, CloudBillingStub, Tier, money
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import bigquery
 from google.type import money_pb2
@@ -23,14 +22,15 @@ from test_gcp_sync import DATASET, JOBS, NOW, PROJECT, client_for, config, demo,
 from connectors.gcp.billing import BillingClients, money_to_decimal
 from connectors.gcp.exports import discover, is_dataset
 from connectors.gcp.sync import sync_gcp_export
-from connectors.ledger import read_ledger
 from connectors.sync import SourceSync
-from gpuledger.cli import main
-from gpuledger.demo.gcp_exports import BILLING_ACCOUNT
-from gpuledger.errors import InputError, RemoteError
-from gpuledger.load import load_delivery
-from gpuledger.pipeline import open_warehouse
+from gpuledger.gates.load import load_delivery
+from gpuledger.warehouse.home import open_warehouse
+from gpuledger_demo.gcp_exports import BILLING_ACCOUNT
 from models.config import load_config
+from models.errors import InputError, RemoteError
+from models.landing import read_ledger
+from pipelines.cli import main
+from tests.fixtures.cloudbilling_stub import CatalogSku, CloudBillingStub, Tier, money
 
 __all__ = ["demo"]  # the module-scoped demo export fixture, shared with the BigQuery sync tests
 

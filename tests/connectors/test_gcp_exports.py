@@ -8,8 +8,14 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from conftest import focus_snapshot
-from gcp_cases import (
+
+from connectors.gcp.exports import billing_account_from_table, discover, is_dataset, is_table
+from gpuledger.gates.load import load_delivery
+from gpuledger.normalize.detect import detect_format
+from models.errors import InputError
+from pipelines.deliveries import deliveries_for, deliveries_from_paths, load_month
+from tests.conftest import focus_snapshot
+from tests.fixtures.gcp_cases import (
     ACCOUNT,
     DECEMBER_BILLED,
     EVERY_CREDIT_BILLED,
@@ -19,12 +25,6 @@ from gcp_cases import (
     write_jsonl,
     write_parquet,
 )
-
-from connectors.gcp.exports import billing_account_from_table, discover, is_dataset, is_table
-from gpuledger.detect import detect_format
-from gpuledger.errors import InputError
-from gpuledger.load import load_delivery
-from gpuledger.pipeline import deliveries_for, deliveries_from_paths, load_month
 
 TABLE = "gcp_billing_export_resource_v1_01A2B3_C4D5E6_F7A8B9"
 

@@ -8,18 +8,18 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from bigquery_stub import BigQueryStub
-from fault_proxy import fault_proxy
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import bigquery
 
 from connectors.gcp.exports import discover
 from connectors.gcp.sync import GcpExportConfig, sync_gcp_export
-from connectors.ledger import read_ledger
-from gpuledger.demo.gcp_exports import DETAILED_TABLE, STANDARD_TABLE, GcpDemoSource, write_gcp_demo_exports
-from gpuledger.errors import InputError, RemoteError
-from gpuledger.load import load_delivery
-from gpuledger.pipeline import open_warehouse
+from gpuledger.gates.load import load_delivery
+from gpuledger.warehouse.home import open_warehouse
+from gpuledger_demo.gcp_exports import DETAILED_TABLE, STANDARD_TABLE, GcpDemoSource, write_gcp_demo_exports
+from models.errors import InputError, RemoteError
+from models.landing import read_ledger
+from tests.fixtures.bigquery_stub import BigQueryStub
+from tests.fixtures.fault_proxy import fault_proxy
 
 PROJECT, DATASET, JOBS = "helios-billing", "billing_export", "helios-finops"
 NOW = dt.datetime(2026, 12, 15, tzinfo=dt.UTC)

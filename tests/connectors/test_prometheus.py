@@ -21,7 +21,9 @@ import pytest
 import requests
 from polars.testing import assert_frame_equal
 
-from connectors.telemetry.prometheus import PrometheusResult, TelemetryError, fetch_gpu_activity
+from connectors.telemetry import prometheus
+from connectors.telemetry.prometheus import PrometheusResult, TelemetryError
+from gpuledger.telemetry.samples import sample_aggregator
 from models.telemetry import DCGM_ENGINE_ACTIVE, DCGM_GPU_UTIL, GPU_ACTIVITY_SCHEMA, JOBS_SCHEMA
 
 # Data sits a few days before a fixed date (2026-11-02), far inside the 100-year retention.
@@ -31,6 +33,14 @@ H11 = DAY + timedelta(hours=11)
 H12 = DAY + timedelta(hours=12)
 THRESHOLD = 0.05
 MINUTE = timedelta(minutes=1)
+
+
+def fetch_gpu_activity(
+    url: str, start: datetime, end: datetime, *, idle_threshold: float, source: str = "prometheus", **options: Any
+) -> PrometheusResult:
+    """The connector with the telemetry stage's aggregation, as the stage calls it."""
+    with sample_aggregator(idle_threshold=idle_threshold, source=source) as aggregate:
+        return prometheus.fetch_gpu_activity(url, start, end, aggregate=aggregate, source=source, **options)
 
 
 def _series(metric: str, labels: dict[str, str], points: list[tuple[datetime, float]]) -> list[str]:

@@ -10,7 +10,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from connectors.telemetry.slurm import expand_nodelist, read_sacct
-from gpuledger.errors import InputError
+from models.errors import InputError
 from models.telemetry import JOB_STATES, JOBS_SCHEMA
 
 HEADER = (

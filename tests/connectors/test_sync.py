@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from connectors.sync import LOCK_FILE, remote_sources, sync_source
-from gpuledger.errors import RemoteError
 from models.config import SourceConfig, load_config
+from models.errors import RemoteError
 
 
 def _config(home: Path, text: str) -> tuple[SourceConfig, ...]:

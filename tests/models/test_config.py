@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from gpuledger.errors import InputError
-from gpuledger.pipeline import discover
 from models.config import RemoteConfig, SourceConfig, load_config
+from models.errors import InputError
+from pipelines.deliveries import discover
 
 
 def _config(home: Path, text: str) -> tuple[SourceConfig, ...]:

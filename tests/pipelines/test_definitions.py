@@ -26,8 +26,7 @@ from pipelines.definitions import (
     nightly_sync,
     refresh_sensor,
 )
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.fixtures.paths import REPO
 
 
 def test_dagster_cli_validates_the_definitions(tmp_path):

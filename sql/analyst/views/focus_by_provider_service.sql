@@ -6,7 +6,7 @@ WITH costs AS (
 SELECT
     ProviderName,
     BillingAccountId,
-    strftime(BillingPeriodStart + INTERVAL 14 HOUR, '%Y-%m') AS billing_month,
+    strftime(billing_month(BillingPeriodStart), '%Y-%m') AS billing_month,
     ServiceCategory,
     ServiceName,
     BillingCurrency,

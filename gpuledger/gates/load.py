@@ -1,0 +1,783 @@
+"""Load one delivery into ``focus.costs``: write, audit, publish (docs/decisions/0003).
+
+A slice is (ProviderName, BillingAccountId, BillingPeriodStart). The delivery's FOCUS rows are first
+*written* (committed into ``focus.cost_rows`` but invisible: ``focus.costs`` shows only rows of the
+deliveries that own a slice), then *audited* (conformance checks, rows match the manifest, sums equal
+the source's exactly), then *published* in one small transaction that deletes the older rows of its
+slices and makes this delivery their owner. A failure at any step leaves what readers see unchanged.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+
+from connectors.gcp import exports as gcp_exports
+from gpuledger.gates.checks import run_checks
+from gpuledger.gates.contract import Hold, SliceKey, hold_reasons, refuse_foreign_slices, stage_slices
+from gpuledger.normalize import aws_cur, aws_focus, azure_cost_details, azure_focus, focus_passthrough, gcp_billing
+from gpuledger.normalize.files import (
+    FileStats,
+    bad_cast_predicate,
+    first_bad_row,
+    first_repeat,
+    matching_rows,
+    read_error,
+    read_raw,
+    verify_files,
+)
+from gpuledger.warehouse.database import transaction
+from gpuledger.warehouse.failpoints import failpoint
+from gpuledger.warehouse.sqlfiles import load_sql
+from models.aws import AWS_PROVIDER_NAME
+from models.aws_cur import LINE_ITEM_TYPES
+from models.azure import CHARGE_TYPES, PRICING_MODELS
+from models.billing_month import BillingMonth
+from models.config import IngestConfig
+from models.delivery import Delivery
+from models.errors import InputError, ReconciliationError, describe_error
+from models.focus import BILLING_MONTH_SQL, SOURCE_CHANGES, origin_line_item
+from models.gcp import GCP_PROVIDER_NAME
+from models.gpu_catalog import AZURE
+
+log = logging.getLogger(__name__)
+
+SourceViewBuilder = Callable[[duckdb.DuckDBPyConnection, duckdb.DuckDBPyRelation, Sequence[Path]], dict[str, str]]
+RowFinder = Callable[
+    [duckdb.DuckDBPyConnection, Sequence[Path], str, str, dict[str, object]], tuple[Path, int, str] | None
+]
+
+
+@dataclass(frozen=True)
+class FormatModel:
+    """How one export format becomes FOCUS rows."""
+
+    provider_name: str | None
+    """ProviderName of the format's slices; None: several providers, named by the rows (generic FOCUS)."""
+    create_source_view: SourceViewBuilder
+    model_sql: str
+    source_totals_sql: str
+    enumerated_columns: dict[str, tuple[str, ...]]
+    """Source columns with a closed set of values the model understands (checked in errors)."""
+    source_header: Callable[[Sequence[str], str], str | None]
+    """The file's own column (or record field) a FOCUS column is made from, so errors name what the user sees."""
+    line_item_id_column: str | None = None
+    """Canonical column holding the provider's line-item id, to find a failing row in its file."""
+    read_files: Callable[[duckdb.DuckDBPyConnection, Sequence[Path]], duckdb.DuckDBPyRelation] = read_raw
+    """Reads the delivery's files into the relation ``create_source_view`` gets (GCP: JSON lines)."""
+    billing_period_start: Callable[[str], dt.datetime] = lambda period: BillingMonth.parse(period).start
+    """A manifest's ``YYYY-MM`` as the BillingPeriodStart of its slice (GCP: the US/Pacific month start)."""
+    find_bad_value: Callable[[duckdb.DuckDBPyConnection, Path, Sequence[str]], InputError | None] | None = None
+    """Format-specific search for a value its view rejects beyond plain casts (Azure: dates in several formats)."""
+    find_row: RowFinder | None = None
+    """Finds the first source row whose value of a column satisfies a predicate; default: scan the files."""
+    extract_of: Callable[[Path], str] | None = None
+    """The extract a file belongs to, where a delivery is the union of several (GCP) that may repeat each other."""
+    line_item_identity: tuple[str, ...] = ()
+    """Canonical columns identifying a line item within a delivery (AWS: LineItemId + TimeInterval); a
+    delivery listing one twice is refused. Empty: the format has no line-item id (rows are numbered by content)."""
+
+
+_AWS_CUR = FormatModel(
+    provider_name=AWS_PROVIDER_NAME,
+    create_source_view=aws_cur.create_source_view,
+    model_sql="focus/aws_cur.sql",
+    source_totals_sql="reconcile/aws_cur_source_totals.sql",
+    enumerated_columns={"line_item_line_item_type": LINE_ITEM_TYPES},
+    line_item_id_column="identity_line_item_id",
+    source_header=aws_cur.source_header,
+    line_item_identity=("identity_line_item_id", "identity_time_interval"),
+)
+
+
+def _focus_passthrough(provider_name: str | None, profile: focus_passthrough.FocusProfile) -> FormatModel:
+    # One model for every FOCUS export; the profile adds what one provider's export carries.
+    return FormatModel(
+        provider_name=provider_name,
+        create_source_view=profile.create_source_view,
+        model_sql="focus/focus_passthrough.sql",
+        source_totals_sql="reconcile/focus_passthrough_source_totals.sql",
+        enumerated_columns={},
+        source_header=profile.source_header,
+    )
+
+
+_GCP_BQ = FormatModel(
+    provider_name=GCP_PROVIDER_NAME,
+    create_source_view=gcp_billing.create_source_view,
+    model_sql="focus/gcp_billing_export.sql",
+    source_totals_sql="reconcile/gcp_billing_source_totals.sql",
+    enumerated_columns={},
+    read_files=gcp_billing.read_files,
+    billing_period_start=gcp_billing.billing_period_start,
+    source_header=gcp_billing.source_header,
+    find_row=gcp_billing.find_record,
+    extract_of=gcp_exports.extract_of,
+)
+
+# Google's FOCUS view, mapped back to the export's fields and read by the same model (docs/decisions/0007).
+_GCP_FOCUS = replace(
+    _GCP_BQ,
+    create_source_view=gcp_billing.create_focus_view_source_view,
+    source_header=gcp_billing.focus_view_source_header,
+)
+
+
+def _azure_cost_details(create_source_view: SourceViewBuilder) -> FormatModel:
+    # Azure spells headers EA-style or MCA-style (camelCase): both spellings are enumerated.
+    enumerated = {"ChargeType": CHARGE_TYPES, "chargeType": CHARGE_TYPES}
+    enumerated |= {"PricingModel": PRICING_MODELS, "pricingModel": PRICING_MODELS}
+    return FormatModel(
+        provider_name=AZURE,
+        create_source_view=create_source_view,
+        model_sql="focus/azure_cost_details.sql",
+        source_totals_sql="reconcile/azure_cost_details_source_totals.sql",
+        enumerated_columns=enumerated,
+        find_bad_value=azure_cost_details.find_bad_value,
+        source_header=azure_cost_details.source_header,
+    )
+
+
+FORMAT_MODELS: dict[str, FormatModel] = {
+    "aws-cur1": _AWS_CUR,
+    "aws-cur2": _AWS_CUR,
+    "aws-focus": _focus_passthrough(AWS_PROVIDER_NAME, aws_focus.PROFILE),
+    "azure-focus": _focus_passthrough(AZURE, azure_focus.PROFILE),
+    "focus": _focus_passthrough(None, focus_passthrough.GENERIC),
+    "gcp-bq": _GCP_BQ,
+    "gcp-focus": _GCP_FOCUS,
+    "azure-actual": _azure_cost_details(azure_cost_details.create_actual_view),
+    "azure-amortized": _azure_cost_details(azure_cost_details.create_amortized_view),
+    "azure-cost-details": _azure_cost_details(azure_cost_details.create_combined_view),
+    "azure-legacy": _azure_cost_details(azure_cost_details.create_legacy_view),
+}
+
+
+@dataclass(frozen=True)
+class SliceTotal:
+    """FOCUS totals of one replaced slice in one currency."""
+
+    provider_name: str
+    billing_account_id: str
+    billing_period_start: dt.datetime
+    currency: str | None
+    rows: int
+    billed_cost: Decimal
+    effective_cost: Decimal
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    delivery_id: str
+    unchanged: bool
+    """True when this exact delivery was already loaded (published, or still held): nothing was done."""
+    slices: tuple[SliceTotal, ...]
+    """The delivery's own rows per slice it replaces (or would replace, when held)."""
+    holds: tuple[Hold, ...] = ()
+    """Why the delivery waits for ``gpuledger accept`` instead of being published; empty when it was published."""
+    repairs: tuple[tuple[str, int], ...] = ()
+    """Descriptive values repaired (x_SourceChanges): each change with its row count."""
+
+    @property
+    def held(self) -> bool:
+        return bool(self.holds)
+
+
+PUBLISHED, HELD, SUPERSEDED = "published", "held", "superseded"
+_SKIPPED = "source_skipped"
+"""Temp table a reader fills with source rows it did not load, and why (counted in meta.delivery_repairs)."""
+
+
+def load_delivery(con: duckdb.DuckDBPyConnection, delivery: Delivery, rules: IngestConfig | None = None) -> LoadResult:
+    """Replace the delivery's slices in ``focus.costs`` with its rows, hold it for ``gpuledger accept``, or change
+    nothing and raise (docs/decisions/0003, 0011)."""
+    rules = rules or IngestConfig()
+    model = FORMAT_MODELS[delivery.source_format]
+    stats = verify_files(delivery.files, delivery.root, model.extract_of)
+    delivery_id = delivery.delivery_id(stats.sha256)
+    previous = con.execute(
+        "SELECT first_ingested_at, state FROM meta.deliveries WHERE delivery_id = $id", {"id": delivery_id}
+    ).fetchone()
+    if previous and previous[1] == HELD and not _accepted(con, delivery_id):
+        return _result(con, delivery_id, _delivery_slices(con, delivery, model, delivery_id), unchanged=True)
+    if previous and previous[1] == PUBLISHED and _owns_a_slice(con, delivery_id):
+        return _result(con, delivery_id, _owned_slices(con, delivery_id), unchanged=True)
+    if previous and previous[1] == HELD:  # accepted: its checked rows are staged already
+        slices = _delivery_slices(con, delivery, model, delivery_id)
+        stage_slices(con, slices)
+        refuse_foreign_slices(con, delivery, delivery_id, rules)
+        _publish(con, delivery, delivery_id, stats, previous[0], slices)
+        log.info("published accepted delivery %s into %d slice(s)", delivery_id, len(slices))
+        return _result(con, delivery_id, slices, unchanged=False)
+    ingested_at = previous[0] if previous else dt.datetime.now(dt.UTC).replace(microsecond=0)
+
+    _discard_unpublished(con)
+    _write(con, delivery, model, delivery_id, ingested_at)
+    try:
+        _audit(con, delivery, model, delivery_id, rules)
+        slices = _delivery_slices(con, delivery, model, delivery_id)
+        stage_slices(con, slices)
+        refuse_foreign_slices(con, delivery, delivery_id, rules)
+    except BaseException:
+        _discard_unpublished(con)
+        raise
+    holds = hold_reasons(con, delivery_id, rules)
+    if holds:
+        _hold(con, delivery, delivery_id, stats, ingested_at, holds)
+        log.info("held %s: %s", delivery_id, "; ".join(h.detail for h in holds))
+        return _result(con, delivery_id, slices, unchanged=False)
+    _publish(con, delivery, delivery_id, stats, ingested_at, slices)
+    log.info("loaded %s into %d slice(s)", delivery_id, len(slices))
+    return _result(con, delivery_id, slices, unchanged=False)
+
+
+def _result(
+    con: duckdb.DuckDBPyConnection, delivery_id: str, slices: Sequence[SliceKey], *, unchanged: bool
+) -> LoadResult:
+    holds = con.execute(
+        "SELECT reason, provider_name, billing_account_id, billing_period, detail FROM meta.delivery_holds"
+        " WHERE delivery_id = $id AND accepted_at IS NULL AND $id IN"
+        " (SELECT delivery_id FROM meta.deliveries WHERE state = 'held') ORDER BY ALL",
+        {"id": delivery_id},
+    ).fetchall()
+    repairs = con.execute(
+        "SELECT change, rows FROM meta.delivery_repairs WHERE delivery_id = $id ORDER BY change", {"id": delivery_id}
+    ).fetchall()
+    return LoadResult(
+        delivery_id,
+        unchanged,
+        _slice_totals(con, delivery_id, slices),
+        tuple(Hold(*row) for row in holds),
+        tuple((str(change), int(rows)) for change, rows in repairs),
+    )
+
+
+def _accepted(con: duckdb.DuckDBPyConnection, delivery_id: str) -> bool:
+    row = con.execute(
+        "SELECT bool_and(accepted_at IS NOT NULL) FROM meta.delivery_holds WHERE delivery_id = $id",
+        {"id": delivery_id},
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def accept_delivery(con: duckdb.DuckDBPyConnection, delivery_id: str) -> list[Hold]:
+    """Record that a person accepted a held delivery: the next load of it publishes it. Returns its holds."""
+    state = con.execute("SELECT state FROM meta.deliveries WHERE delivery_id = $id", {"id": delivery_id}).fetchone()
+    if state is None or state[0] != HELD:
+        held = [r[0] for r in con.execute("SELECT delivery_id FROM meta.deliveries WHERE state = 'held'").fetchall()]
+        what = "superseded by a newer delivery" if state and state[0] == SUPERSEDED else "not held"
+        choices = f"held now: {', '.join(held)}" if held else "no delivery is held"
+        raise InputError(delivery_id, f"delivery {what}; {choices}")
+    holds = con.execute(
+        "SELECT reason, provider_name, billing_account_id, billing_period, detail FROM meta.delivery_holds"
+        " WHERE delivery_id = $id ORDER BY ALL",
+        {"id": delivery_id},
+    ).fetchall()
+    con.execute(
+        "UPDATE meta.delivery_holds SET accepted_at = now() WHERE delivery_id = $id AND accepted_at IS NULL",
+        {"id": delivery_id},
+    )
+    return [Hold(*row) for row in holds]
+
+
+def held_deliveries(con: duckdb.DuckDBPyConnection) -> dict[str, list[Hold]]:
+    """Deliveries waiting for ``gpuledger accept`` (none accepted yet), with why."""
+    rows = con.execute(
+        "SELECT h.delivery_id, h.reason, h.provider_name, h.billing_account_id, h.billing_period, h.detail"
+        " FROM meta.delivery_holds AS h JOIN meta.deliveries AS d USING (delivery_id)"
+        " WHERE d.state = 'held' AND h.accepted_at IS NULL ORDER BY ALL"
+    ).fetchall()
+    held: dict[str, list[Hold]] = {}
+    for delivery_id, *hold in rows:
+        held.setdefault(str(delivery_id), []).append(Hold(*hold))
+    return held
+
+
+def _owns_a_slice(con: duckdb.DuckDBPyConnection, delivery_id: str) -> bool:
+    """A later delivery of the same slices takes them over in meta.slices; then this one owns none."""
+    row = con.execute("SELECT count(*) FROM meta.slices WHERE delivery_id = $id", {"id": delivery_id}).fetchone()
+    return bool(row and row[0])
+
+
+def _owned_slices(con: duckdb.DuckDBPyConnection, delivery_id: str) -> list[SliceKey]:
+    rows = con.execute(
+        "SELECT provider_name, billing_account_id, billing_period_start FROM meta.slices WHERE delivery_id = $id"
+        " ORDER BY ALL",
+        {"id": delivery_id},
+    ).fetchall()
+    return [(str(p), str(a), start) for p, a, start in rows]
+
+
+def _discard_unpublished(con: duckdb.DuckDBPyConnection) -> None:
+    """Drop staged rows that never got published (a failed audit, or a crash between write and publish); rows of a
+    held delivery stay until it is accepted or superseded."""
+    with transaction(con):
+        kept = (
+            "SELECT delivery_id FROM meta.slices UNION ALL SELECT delivery_id FROM meta.deliveries WHERE state = 'held'"
+        )
+        con.execute(f"DELETE FROM focus.cost_rows WHERE x_DeliveryId NOT IN ({kept})")
+        con.execute(f"DELETE FROM meta.source_totals WHERE delivery_id NOT IN ({kept})")
+        con.execute(
+            "DELETE FROM meta.delivery_repairs WHERE delivery_id NOT IN (SELECT delivery_id FROM meta.deliveries)"
+        )
+
+
+def _write(
+    con: duckdb.DuckDBPyConnection,
+    delivery: Delivery,
+    model: FormatModel,
+    delivery_id: str,
+    ingested_at: dt.datetime,
+) -> None:
+    """Stage the delivery's FOCUS rows and its source totals, committed but not yet visible in focus.costs."""
+    if not delivery.files:
+        return
+    with transaction(con):
+        # the reader notes here the source rows it did not load (GCP: records an earlier extract delivered)
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {_SKIPPED} (change VARCHAR, rows BIGINT)")
+        _insert_focus_rows(con, delivery, model, delivery_id, ingested_at)
+        totals = "INSERT INTO meta.source_totals BY NAME SELECT $id AS delivery_id, * FROM ({})"
+        try:
+            con.execute(totals.format(load_sql(model.source_totals_sql)), {"id": delivery_id})
+        except duckdb.Error as exc:  # the totals read columns the model does not (the file's every cell counts)
+            raise read_error(delivery.files, exc) or exc from exc
+        con.execute("DELETE FROM meta.delivery_repairs WHERE delivery_id = $id", {"id": delivery_id})
+        con.execute(
+            "INSERT INTO meta.delivery_repairs SELECT $id, change, count(*) FROM ("
+            " SELECT unnest(string_split(x_SourceChanges, ',')) AS change FROM focus.cost_rows"
+            f" WHERE x_DeliveryId = $id AND x_SourceChanges IS NOT NULL) GROUP BY change"
+            f" UNION ALL SELECT $id, change, rows FROM {_SKIPPED}",
+            {"id": delivery_id},
+        )
+
+
+def _audit(
+    con: duckdb.DuckDBPyConnection, delivery: Delivery, model: FormatModel, delivery_id: str, rules: IngestConfig
+) -> None:
+    _check_rows_match_manifest(con, delivery, model, delivery_id)
+    _refuse_duplicate_line_items(con, delivery, model, delivery_id)
+    if rules.strict:
+        _refuse_repairs(con, model, delivery_id)
+    _fail_on_check_violations(con, delivery, model, delivery_id)
+    if delivery.files:
+        _reconcile(con, delivery, delivery_id)
+
+
+def _publish(
+    con: duckdb.DuckDBPyConnection,
+    delivery: Delivery,
+    delivery_id: str,
+    stats: FileStats,
+    ingested_at: dt.datetime,
+    slices: Sequence[SliceKey],
+) -> None:
+    """One transaction: older rows of the delivery's slices go, the delivery becomes their owner."""
+    with transaction(con):
+        _supersede_held(con, delivery_id)
+        _replace_slices(con, delivery, delivery_id, slices)
+        _record_delivery(con, delivery, delivery_id, stats, ingested_at, PUBLISHED)
+        failpoint("load:before-commit")
+
+
+def _hold(
+    con: duckdb.DuckDBPyConnection,
+    delivery: Delivery,
+    delivery_id: str,
+    stats: FileStats,
+    ingested_at: dt.datetime,
+    holds: Sequence[Hold],
+) -> None:
+    """Keep the checked rows staged, invisible, and record why they wait for ``gpuledger accept``."""
+    with transaction(con):
+        _supersede_held(con, delivery_id)
+        _record_delivery(con, delivery, delivery_id, stats, ingested_at, HELD)
+        con.execute("DELETE FROM meta.delivery_holds WHERE delivery_id = $id", {"id": delivery_id})
+        for hold in holds:
+            con.execute(
+                "INSERT INTO meta.delivery_holds VALUES ($id, $reason, $provider, $account, $period, $detail, now(),"
+                " NULL)",
+                {
+                    "id": delivery_id,
+                    "reason": hold.reason,
+                    "provider": hold.provider_name,
+                    "account": hold.billing_account_id,
+                    "period": hold.billing_period,
+                    "detail": hold.detail,
+                },
+            )
+
+
+def _supersede_held(con: duckdb.DuckDBPyConnection, delivery_id: str) -> None:
+    """Held deliveries of the slices in ``delivery_slices`` are overtaken by this newer one: their rows go."""
+    overtaken = [
+        row[0]
+        for row in con.execute(
+            "SELECT d.delivery_id FROM meta.deliveries AS d WHERE d.state = 'held' AND d.delivery_id <> $id AND ("
+            " EXISTS (SELECT 1 FROM meta.delivery_holds AS h JOIN delivery_slices AS s"
+            "  ON s.ProviderName = h.provider_name AND s.BillingAccountId = h.billing_account_id"
+            "  AND strftime(s.billing_month, '%Y-%m') = h.billing_period WHERE h.delivery_id = d.delivery_id)"
+            " OR EXISTS (SELECT 1 FROM focus.cost_rows AS c SEMI JOIN delivery_slices AS s"
+            "  USING (ProviderName, BillingAccountId, BillingPeriodStart) WHERE c.x_DeliveryId = d.delivery_id))",
+            {"id": delivery_id},
+        ).fetchall()
+    ]
+    for held in overtaken:
+        con.execute("DELETE FROM focus.cost_rows WHERE x_DeliveryId = $id", {"id": held})
+        con.execute("DELETE FROM meta.source_totals WHERE delivery_id = $id", {"id": held})
+        con.execute("UPDATE meta.deliveries SET state = 'superseded' WHERE delivery_id = $id", {"id": held})
+        log.info("held delivery %s superseded by %s", held, delivery_id)
+
+
+def _insert_focus_rows(
+    con: duckdb.DuckDBPyConnection,
+    delivery: Delivery,
+    model: FormatModel,
+    delivery_id: str,
+    ingested_at: dt.datetime,
+) -> None:
+    raw = model.read_files(con, delivery.files)
+    cast_columns = model.create_source_view(con, raw, delivery.files)
+    params = {
+        "delivery_id": delivery_id,
+        "source_format": delivery.source_format,
+        "ingested_at": ingested_at,
+        "provider_name": model.provider_name,
+    }
+    sql = load_sql(model.model_sql)
+    try:
+        # a model binds the parameters it names (DuckDB refuses others)
+        con.execute("INSERT INTO focus.cost_rows BY NAME " + sql, {k: v for k, v in params.items() if f"${k}" in sql})
+    except duckdb.Error as exc:
+        # A separate cursor: the failed statement aborted this transaction, and diagnostics only read files.
+        with con.cursor() as diagnostics:
+            raise _locate_bad_input(diagnostics, delivery.files, raw, cast_columns, model, exc) from exc
+    con.execute(load_sql("focus/unify_service_categories.sql"), {"id": delivery_id})
+
+
+def _locate_bad_input(
+    con: duckdb.DuckDBPyConnection,
+    files: Sequence[Path],
+    raw: duckdb.DuckDBPyRelation,
+    cast_columns: dict[str, str],
+    model: FormatModel,
+    exc: duckdb.Error,
+) -> InputError:
+    """Turn a failed cast, a missing value or an unknown value into an error naming the file, row and column."""
+    if error := read_error(files, exc):  # the file itself is malformed (a quote, a row, an encoding)
+        return error
+    raw_types = {name: str(t) for name, t in zip(raw.columns, raw.types, strict=True)}
+    empty = _NOT_NULL_FAILED.search(str(exc))
+    for file in files:
+        for header, sql_type in cast_columns.items():
+            predicate, problem = bad_cast_predicate(raw_types.get(header, "VARCHAR"), sql_type)
+            if found := first_bad_row(con, file, header, predicate):
+                return InputError(file, f"{found[1]!r} {problem}", row=found[0], column=header)
+        if empty and (error := _find_empty(con, [file], raw.columns, model, empty.group(1))):
+            return error
+        for canonical, allowed in model.enumerated_columns.items():
+            header = aws_cur.source_column(raw.columns, canonical)
+            if header is None:
+                continue
+            found = first_bad_row(con, file, header, "NOT list_contains($allowed, v)", {"allowed": list(allowed)})
+            if found:
+                return InputError(file, f"unknown value {found[1]!r}", row=found[0], column=header)
+        if model.find_bad_value and (error := model.find_bad_value(con, file, raw.columns)):
+            return error
+    return InputError(files[0], f"cannot normalize: {describe_error(exc)}")
+
+
+# DuckDB names the FOCUS column a NULL was inserted into: the source value it comes from was empty.
+_NOT_NULL_FAILED = re.compile(r"NOT NULL constraint failed: cost_rows\.(\w+)")
+
+
+def _find_empty(
+    con: duckdb.DuckDBPyConnection, files: Sequence[Path], raw_columns: Sequence[str], model: FormatModel, column: str
+) -> InputError | None:
+    header = model.source_header(raw_columns, column)
+    if header is None:
+        return None
+    found = _find_row(con, files, model, header, "nullif(trim(CAST(v AS VARCHAR)), '') IS NULL", {})
+    if found is None:
+        return None
+    file, row, _ = found
+    return InputError(file, f"is empty, but FOCUS {column} (made from it) must not be null", row=row, column=header)
+
+
+def _find_row(
+    con: duckdb.DuckDBPyConnection,
+    files: Sequence[Path],
+    model: FormatModel,
+    header: str,
+    predicate: str,
+    params: dict[str, object],
+) -> tuple[Path, int, str] | None:
+    """The first source row (file, row, value) whose ``header`` satisfies ``predicate`` over ``v``."""
+    if model.find_row is not None:
+        return model.find_row(con, files, header, predicate, params)
+    for file in files:
+        if found := first_bad_row(con, file, header, predicate, params):
+            return file, found[0], found[1]
+    return None
+
+
+def _check_rows_match_manifest(
+    con: duckdb.DuckDBPyConnection, delivery: Delivery, model: FormatModel, delivery_id: str
+) -> None:
+    """Rows of a manifest's delivery must belong to the account and period the manifest names."""
+    if delivery.billing_period is None:
+        return
+    stray = con.execute(
+        f"SELECT x_SourceFile, x_SourceLineItemId, BillingAccountId, {BILLING_MONTH_SQL},"
+        " BillingAccountId <> coalesce($account, BillingAccountId)"
+        " FROM focus.cost_rows WHERE x_DeliveryId = $id"
+        f" AND ({BILLING_MONTH_SQL} <> $period"
+        " OR BillingAccountId <> coalesce($account, BillingAccountId))"
+        " ORDER BY x_SourceFile, x_SourceLineItemId LIMIT 1",
+        {"id": delivery_id, "period": delivery.billing_period, "account": delivery.billing_account_id},
+    ).fetchone()
+    if stray:
+        file, line_item, account, period, other_account = stray
+        focus_column = "BillingAccountId" if other_account else "BillingPeriodStart"
+        raise InputError(
+            file,
+            f"line item {line_item} is for account {account}, period {period},"
+            f" but {delivery.manifest or 'the delivery'} delivers account {delivery.billing_account_id},"
+            f" period {delivery.billing_period}",
+            row=_source_row(con, model, file, line_item),
+            column=_column_name(con, model, file, focus_column),
+        )
+
+
+def _refuse_duplicate_line_items(
+    con: duckdb.DuckDBPyConnection, delivery: Delivery, model: FormatModel, delivery_id: str
+) -> None:
+    """A delivery lists each line item once: a repeated identity (a part copied, rows doubled) would count twice."""
+    row = con.execute(
+        "SELECT coalesce(sum(duplicate_line_items), 0) FROM meta.source_totals WHERE delivery_id = $id",
+        {"id": delivery_id},
+    ).fetchone()
+    if not (model.line_item_identity and row and row[0]):
+        return
+    raw_columns = read_raw(con, [delivery.files[0]]).columns
+    key, interval = model.line_item_identity
+    columns = {alias: str(aws_cur.source_column(raw_columns, name)) for alias, name in (("k", key), ("t", interval))}
+    rule = "a delivery lists each line item once"
+    for file in delivery.files:  # the common case: rows repeated within one file
+        if repeat := first_repeat(con, file, columns):
+            number, first, (line_item, interval) = repeat
+            message = f"line item {line_item} ({interval}) repeats row {first}: {rule}"
+            raise InputError(file, message, row=number, column=columns["k"])
+    line_item, time_interval, count = con.execute(  # type: ignore[misc]
+        f"SELECT {key}, {interval}, count(*) FROM {aws_cur.SOURCE_VIEW} GROUP BY ALL HAVING count(*) > 1"
+        " ORDER BY 3 DESC, 1, 2 LIMIT 1"
+    ).fetchone()
+    places = [
+        (file, number)
+        for file in delivery.files
+        for number, _ in matching_rows(
+            con, file, columns, "k = $k AND t IS NOT DISTINCT FROM $t", {"k": line_item, "t": time_interval}
+        )
+    ]
+    where = "; ".join(f"{file} row {number}" for file, number in places)
+    raise InputError(
+        places[-1][0] if places else delivery.files[0],
+        f"line item {line_item} ({time_interval}) is listed {count:,} times across the files ({where}): {rule}",
+        row=places[-1][1] if places else None,
+        column=columns["k"],
+    )
+
+
+def _refuse_repairs(con: duckdb.DuckDBPyConnection, model: FormatModel, delivery_id: str) -> None:
+    """``[ingest] strict``: a delivery whose descriptive values needed repairs is refused, naming the first."""
+    found = con.execute(
+        "SELECT x_SourceFile, x_SourceLineItemId, x_SourceChanges, count(*) OVER () FROM focus.cost_rows"
+        " WHERE x_DeliveryId = $id AND x_SourceChanges IS NOT NULL ORDER BY x_SourceFile, x_SourceLineItemId LIMIT 1",
+        {"id": delivery_id},
+    ).fetchone()
+    if found is None:
+        return
+    file, line_item, changes, count = found
+    change = changes.split(",")[0]
+    raise InputError(
+        file,
+        f"{count:,} row(s) needed repairs ([ingest] strict = true refuses them); first: line item {line_item}:"
+        f" {changes} ({SOURCE_CHANGES[change].repair})",
+        row=_source_row(con, model, file, line_item),
+        column=_column_name(con, model, file, SOURCE_CHANGES[change].column),
+    )
+
+
+def _column_name(con: duckdb.DuckDBPyConnection, model: FormatModel, file: str | None, focus_column: str) -> str:
+    """The source column a FOCUS column comes from, as the file spells it; the FOCUS name when none does."""
+    raw_columns = read_raw(con, [Path(file)]).columns if file and model.find_row is None else []
+    header = model.source_header(raw_columns, focus_column)
+    return header if header is not None else f"FOCUS {focus_column}"
+
+
+def _delivery_slices(
+    con: duckdb.DuckDBPyConnection, delivery: Delivery, model: FormatModel, delivery_id: str
+) -> list[SliceKey]:
+    """The slices the delivery replaces: those its rows are in, plus the one its manifest names (so an empty
+    restatement empties its month; a provider-less format can only name the slices its rows cover)."""
+    rows = con.execute(
+        "SELECT DISTINCT ProviderName, BillingAccountId, BillingPeriodStart FROM focus.cost_rows"
+        " WHERE x_DeliveryId = $id",
+        {"id": delivery_id},
+    ).fetchall()
+    slices = {(str(p), str(a), s) for p, a, s in rows}
+    if model.provider_name and delivery.billing_period and delivery.billing_account_id:
+        slices.add(
+            (model.provider_name, delivery.billing_account_id, model.billing_period_start(delivery.billing_period))
+        )
+    return sorted(slices)
+
+
+def _replace_slices(
+    con: duckdb.DuckDBPyConnection, delivery: Delivery, delivery_id: str, slices: Sequence[SliceKey]
+) -> None:
+    """Delete every older row of the slices this delivery covers; record the delivery (and its source) as owner."""
+    for provider, account, start in slices:
+        key = {"provider": provider, "account": account, "start": start}
+        con.execute(
+            "DELETE FROM focus.cost_rows WHERE ProviderName = $provider AND BillingAccountId = $account"
+            " AND BillingPeriodStart = $start AND x_DeliveryId <> $id",
+            {**key, "id": delivery_id},
+        )
+        con.execute(
+            "DELETE FROM meta.slices WHERE provider_name = $provider AND billing_account_id = $account"
+            " AND billing_period_start = $start",
+            key,
+        )
+        con.execute(
+            "INSERT INTO meta.slices BY NAME SELECT $provider AS provider_name, $account AS billing_account_id,"
+            " $start AS billing_period_start, $id AS delivery_id, now() AS replaced_at, $source AS source_name",
+            {**key, "id": delivery_id, "source": delivery.source_name},
+        )
+
+
+def _fail_on_check_violations(
+    con: duckdb.DuckDBPyConnection, delivery: Delivery, model: FormatModel, delivery_id: str
+) -> None:
+    failed = [result for result in run_checks(con, delivery_id) if not result.passed]
+    if not failed:
+        return
+    if failed[0].check == "focus_single_currency":
+        _refuse_mixed_currency(con, delivery, model, delivery_id)
+    first = failed[0].sample[0]
+    summary = "; ".join(f"{r.check}: {r.source_rows:,} source row(s)" for r in failed)
+    column = _column_name(con, model, first.source_file, first.column_name)
+    raise InputError(
+        first.source_file or delivery_id,
+        f"FOCUS conformance failed ({summary}); first: line item {first.line_item_id}"
+        f"{'' if column.startswith('FOCUS ') else f' (FOCUS {first.column_name})'}: {first.problem}",
+        row=_source_row(con, model, first.source_file, first.line_item_id),
+        column=column,
+    )
+
+
+def _refuse_mixed_currency(
+    con: duckdb.DuckDBPyConnection, delivery: Delivery, model: FormatModel, delivery_id: str
+) -> None:
+    """A slice bills one currency: name the first row, in file order, whose currency is not most rows' one."""
+    account, period, usual, others = con.execute(  # type: ignore[misc]
+        f"SELECT BillingAccountId, {BILLING_MONTH_SQL}, mode(BillingCurrency),"
+        " string_agg(DISTINCT BillingCurrency, ', ' ORDER BY BillingCurrency) FROM focus.cost_rows"
+        " WHERE x_DeliveryId = $id GROUP BY ALL HAVING count(DISTINCT BillingCurrency) > 1 ORDER BY ALL LIMIT 1",
+        {"id": delivery_id},
+    ).fetchone()
+    header = model.source_header(read_raw(con, [delivery.files[0]]).columns if model.find_row is None else [],
+                                 "BillingCurrency")  # fmt: skip
+    found = _find_row(con, delivery.files, model, header, "v <> $usual", {"usual": usual}) if header else None
+    message = f"account {account} bills {period} in several currencies ({others}); most rows bill {usual}"
+    if found is None:
+        raise InputError(delivery.files[0], message, column=header)
+    file, row, currency = found
+    raise InputError(file, f"{currency!r}: {message}; sums never mix currencies", row=row, column=header)
+
+
+def _source_row(
+    con: duckdb.DuckDBPyConnection, model: FormatModel, source_file: str | None, line_item_id: str | None
+) -> int | None:
+    """Row number, in its own file, of the line item a FOCUS row came from (derived rows share their origin's)."""
+    if not (source_file and line_item_id):
+        return None
+    if model.find_row is not None:  # GCP numbers its line items <file>:<row>
+        row = origin_line_item(line_item_id).rpartition(":")[2]
+        return int(row) if row.isdigit() else None
+    if not model.line_item_id_column:
+        return None
+    file = Path(source_file)
+    header = aws_cur.source_column(read_raw(con, [file]).columns, model.line_item_id_column)
+    if header is None:
+        return None
+    found = first_bad_row(con, file, header, "v = $id", {"id": origin_line_item(line_item_id)})
+    return found[0] if found else None
+
+
+def _reconcile(con: duckdb.DuckDBPyConnection, delivery: Delivery, delivery_id: str) -> None:
+    """Sums per (billing account, period, currency) must equal the source's exactly."""
+    mismatches = con.execute(load_sql("reconcile/focus_vs_source.sql"), {"id": delivery_id}).fetchall()
+    if mismatches:
+        details = "; ".join(
+            f"{account} {period} {currency}: source billed {sb} effective {se}, FOCUS billed {fb} effective {fe}"
+            for account, period, currency, sb, se, fb, fe in mismatches
+        )
+        raise ReconciliationError(f"delivery {delivery_id} ({delivery.files[0]} ...) does not reconcile: {details}")
+
+
+def _record_delivery(
+    con: duckdb.DuckDBPyConnection,
+    delivery: Delivery,
+    delivery_id: str,
+    stats: FileStats,
+    ingested_at: dt.datetime,
+    state: str,
+) -> None:
+    con.execute("DELETE FROM meta.deliveries WHERE delivery_id = $id", {"id": delivery_id})
+    con.execute(
+        "INSERT INTO meta.deliveries BY NAME SELECT $id AS delivery_id, $source_name AS source_name,"
+        " $format AS source_format, $account AS billing_account_id, $period AS billing_period, $version AS version,"
+        " $manifest AS manifest, $files AS files, $bytes AS bytes, $sha256 AS content_sha256,"
+        " (SELECT count(*) FROM focus.cost_rows WHERE x_DeliveryId = $id) AS focus_rows,"
+        " $first AS first_ingested_at, now() AS ingested_at, $state AS state, $version_time AS version_time,"
+        " $origin AS origin",
+        {
+            "id": delivery_id,
+            "source_name": delivery.source_name,
+            "format": delivery.source_format,
+            "account": delivery.billing_account_id,
+            "period": delivery.billing_period,
+            "version": delivery.version,
+            "manifest": str(delivery.manifest) if delivery.manifest else None,
+            "files": [str(f) for f in delivery.files],
+            "bytes": stats.bytes,
+            "sha256": stats.sha256,
+            "first": ingested_at,
+            "state": state,
+            "version_time": delivery.version_time,
+            "origin": delivery.origin,
+        },
+    )
+
+
+def _slice_totals(
+    con: duckdb.DuckDBPyConnection, delivery_id: str, slices: Sequence[SliceKey]
+) -> tuple[SliceTotal, ...]:
+    """The delivery's own rows per slice (a slice it empties shows zero rows)."""
+    stage_slices(con, slices)
+    rows = con.execute(
+        "SELECT s.ProviderName, s.BillingAccountId, s.BillingPeriodStart, c.BillingCurrency,"
+        " count(c.BilledCost), coalesce(sum(c.BilledCost), 0), coalesce(sum(c.EffectiveCost), 0)"
+        " FROM delivery_slices AS s LEFT JOIN focus.cost_rows AS c ON c.x_DeliveryId = $id"
+        " AND c.ProviderName = s.ProviderName AND c.BillingAccountId = s.BillingAccountId"
+        " AND c.BillingPeriodStart = s.BillingPeriodStart GROUP BY ALL ORDER BY ALL",
+        {"id": delivery_id},
+    ).fetchall()
+    return tuple(SliceTotal(*row) for row in rows)

@@ -1,0 +1,233 @@
+"""Publishing: the analysts' DuckDB file, rebuilt from the warehouse and swapped in whole, only when every check passed.
+
+The pipeline owns ``<home>/warehouse.duckdb``; analysts open ``<home>/analyst.duckdb`` (read-only). A publish
+
+1. refuses when a check fails: a FOCUS check or source reconciliation of a current delivery, or an allocation
+   audit of any billing month (the old file stays, untouched);
+2. copies the published tables into a hidden temporary file beside it, in a fixed row order (a rerun on the
+   same data gives identical tables), adds the analysts' views and the descriptions of every table and column;
+3. checks the copy against the warehouse (row counts, money per currency), then renames it over
+   ``analyst.duckdb``: an analyst connected to the old file keeps reading it until every connection to it closes,
+   and never waits on the pipeline, nor the pipeline on them;
+4. writes the FOCUS rows as Parquet partitioned by provider and billing month beside it, swapped in by a
+   symbolic link, for other engines.
+
+A crash at any point leaves the last published file (and Parquet folder) as it was; the next publish removes
+the temporary leftovers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from connectors.ledger import write_atomically
+from gpuledger.allocation.allocate import audit_failures
+from gpuledger.gates.checks import run_checks
+from gpuledger.warehouse.failpoints import failpoint
+from gpuledger.warehouse.sqlfiles import load_sql, quote_ident, quote_literal, sql_files
+from models.errors import GpuledgerError
+from models.focus import BILLING_MONTH_SQL
+
+ANALYST_FILE = "analyst.duckdb"
+PUBLISHED_FOLDER = "published"
+"""``<home>/published/focus/ProviderName=.../billing_month=.../*.parquet``: the FOCUS rows for other engines."""
+
+PUBLISHED_TABLES = (
+    "focus.costs",
+    "allocation.cost_split",
+    "showback.team_month",
+    "showback.team_month_reporting",
+    "showback.job_costs",
+    "showback.idle_by_hour_of_week",
+    "gpu.jobs",
+    "meta.months",
+    "meta.deliveries",
+    "meta.delivery_repairs",
+    "meta.delivery_holds",
+    "chargeback.statements",
+    "chargeback.statement_lines",
+    "chargeback.statement_adjustments",
+    "chargeback.adjustments",
+)
+"""Copied whole into the analyst file; the warehouse's staging, telemetry detail and reference tables are not."""
+
+# Columns a rerun rewrites (when it looked at a delivery again): left out so reruns publish identical tables.
+_VOLATILE_COLUMNS = {"meta.deliveries": ("ingested_at",)}
+_TEMP_PREFIX = ".analyst-"
+STATUS_FILE = "publish-status.json"
+"""``<home>/publish-status.json``: the last attempt, for ``gpuledger status`` (no DuckDB lock needed)."""
+
+
+class PublishRefused(GpuledgerError):
+    """A check failed: nothing was published and the analysts keep the previous file."""
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    path: Path
+    parquet: Path
+    tables: dict[str, int]
+    """Rows per published table."""
+    published_at: datetime
+
+
+def publish(con: duckdb.DuckDBPyConnection, home: Path) -> PublishResult:
+    """Rebuild ``<home>/analyst.duckdb`` from the warehouse ``con`` and swap it in, or refuse and change nothing."""
+    blockers = publish_blockers(con)
+    if blockers:
+        _record_attempt(home, blockers=blockers)
+        raise PublishRefused("not published, checks failed: " + "; ".join(blockers))
+    _remove_leftovers(home)
+    target = home / ANALYST_FILE
+    temp = home / f"{_TEMP_PREFIX}{uuid.uuid4().hex}.duckdb"
+    warehouse = con.execute("SELECT current_database()").fetchone()[0]  # type: ignore[index]
+    con.execute(f"ATTACH {quote_literal(str(temp))} AS analyst")  # ATTACH takes no parameters
+    try:
+        tables = _build(con, warehouse)
+        mismatches = _compare(con, warehouse)
+        if mismatches:
+            raise PublishRefused("not published, the copy differs from the warehouse: " + "; ".join(mismatches))
+        con.execute("CHECKPOINT analyst")
+    finally:
+        con.execute(f"USE {quote_ident(warehouse)}")
+        con.execute("DETACH DATABASE IF EXISTS analyst")
+    failpoint("publish:before-swap")
+    _fsync(temp)
+    os.replace(temp, target)
+    _fsync(home)
+    failpoint("publish:after-swap")
+    parquet = _export_parquet(con, home)
+    published_at = datetime.now(UTC)
+    con.execute(
+        "INSERT INTO meta.publishes VALUES ($at, $path, $rows)",
+        {"at": published_at, "path": str(target), "rows": sum(tables.values())},
+    )
+    _record_attempt(home, published_at=published_at, rows=sum(tables.values()))
+    return PublishResult(target, parquet, tables, published_at)
+
+
+def last_attempt(home: Path) -> dict[str, Any] | None:
+    """The last publish attempt (time, published or the failed checks), readable while a run holds the warehouse."""
+    path = home / STATUS_FILE
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
+def _record_attempt(home: Path, *, blockers: list[str] | None = None, published_at: datetime | None = None,
+                    rows: int | None = None) -> None:  # fmt: skip
+    previous = last_attempt(home) or {}
+    status = {
+        "attempted_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "failed_checks": blockers or [],
+        "published_at": published_at.isoformat(timespec="seconds") if published_at else previous.get("published_at"),
+        "published_rows": rows if rows is not None else previous.get("published_rows"),
+    }
+    write_atomically(home / STATUS_FILE, json.dumps(status, indent=2).encode())
+
+
+def publish_blockers(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Why the warehouse may not be published now; empty when every check passes."""
+    blockers = []
+    deliveries = [row[0] for row in con.execute("SELECT DISTINCT delivery_id FROM meta.slices ORDER BY 1").fetchall()]
+    for delivery_id in deliveries:
+        failed = [r.check for r in run_checks(con, delivery_id) if not r.passed]
+        if failed:
+            blockers.append(f"delivery {delivery_id}: FOCUS checks {', '.join(failed)}")
+        if con.execute(load_sql("reconcile/focus_vs_source.sql"), {"id": delivery_id}).fetchone():
+            blockers.append(f"delivery {delivery_id}: FOCUS totals differ from the source's")
+    months = [
+        row[0] for row in con.execute(f"SELECT DISTINCT {BILLING_MONTH_SQL} FROM focus.costs ORDER BY 1").fetchall()
+    ]
+    for month in months:
+        failures = audit_failures(con, month)
+        if failures:
+            blockers.append(f"billing month {month}: allocation audits {', '.join(sorted(failures))}")
+    return blockers
+
+
+def _build(con: duckdb.DuckDBPyConnection, warehouse: str) -> dict[str, int]:
+    """The published tables, views and descriptions, in the attached ``analyst`` catalog."""
+    con.execute("USE analyst")
+    rows = {}
+    for table in PUBLISHED_TABLES:
+        schema = table.split(".")[0]
+        excluded = _VOLATILE_COLUMNS.get(table, ())
+        columns = f"* EXCLUDE ({', '.join(excluded)})" if excluded else "*"
+        con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+        # Table and catalog names are this module's constants and DuckDB's own; ORDER BY ALL fixes the row order.
+        con.execute(f"CREATE TABLE {table} AS SELECT {columns} FROM {quote_ident(warehouse)}.{table} ORDER BY ALL")
+        rows[table] = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]  # type: ignore[index]
+    con.execute("CREATE SCHEMA IF NOT EXISTS views")
+    con.execute(load_sql("focus/billing_month.sql"))  # the views' billing_month(), for analysts' connections
+    for path in sql_files("analyst/views"):
+        # View names are the project's file names; their SQL resolves in the analyst file when queried.
+        con.execute(f"CREATE VIEW views.{path.stem} AS " + path.read_text(encoding="utf-8"))
+    con.execute(load_sql("analyst/comments.sql"))
+    return rows
+
+
+def _compare(con: duckdb.DuckDBPyConnection, warehouse: str) -> list[str]:
+    """Differences between the copy and the warehouse: row counts of every table, money per currency."""
+    mismatches = []
+    for table in PUBLISHED_TABLES:
+        counts = con.execute(
+            f"SELECT (SELECT count(*) FROM analyst.{table}), (SELECT count(*) FROM {quote_ident(warehouse)}.{table})"
+        ).fetchone()
+        if counts is None or counts[0] != counts[1]:
+            mismatches.append(f"{table}: {counts}")
+    money = load_sql("analyst/checks/showback_vs_focus.sql")
+    for row in con.execute(money).fetchall():
+        mismatches.append(f"showback and FOCUS totals differ in the copy: {row}")
+    return mismatches
+
+
+def _export_parquet(con: duckdb.DuckDBPyConnection, home: Path) -> Path:
+    """FOCUS rows as Parquet under ``published/focus``: a new folder, then the link moved to it in one rename."""
+    folder = home / PUBLISHED_FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    version = f".focus-{uuid.uuid4().hex}"
+    con.execute(
+        "COPY (SELECT *, " + BILLING_MONTH_SQL + " AS billing_month FROM focus.costs ORDER BY ALL)"
+        " TO $dir (FORMAT parquet, PARTITION_BY (ProviderName, billing_month), COMPRESSION zstd)",
+        {"dir": str(folder / version)},
+    )
+    link = folder / "focus"
+    previous = os.readlink(link) if link.is_symlink() else None
+    temp_link = folder / f".focus-link-{uuid.uuid4().hex}"
+    temp_link.symlink_to(version)
+    os.replace(temp_link, link)
+    if previous:
+        shutil.rmtree(folder / previous, ignore_errors=True)
+    return link
+
+
+def _remove_leftovers(home: Path) -> None:
+    """Temporary files of a publish that crashed: never read by anyone, safe to delete."""
+    for leftover in home.glob(f"{_TEMP_PREFIX}*.duckdb*"):
+        leftover.unlink(missing_ok=True)
+    folder = home / PUBLISHED_FOLDER
+    if folder.is_dir():
+        current = os.readlink(folder / "focus") if (folder / "focus").is_symlink() else None
+        for leftover in folder.glob(".focus-*"):
+            if leftover.name != current:
+                if leftover.is_symlink() or leftover.is_file():
+                    leftover.unlink()
+                else:
+                    shutil.rmtree(leftover, ignore_errors=True)
+
+
+def _fsync(path: Path) -> None:
+    """Flush a file or folder to disk, so the rename never points at data a power cut could lose."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

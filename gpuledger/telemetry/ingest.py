@@ -1,0 +1,222 @@
+"""Telemetry ingestion: each configured source's jobs and hourly GPU activity into the ``gpu`` schema.
+
+A source's rows are replaced as a whole (files, Slurm accounting) or for the queried window (Prometheus),
+in one transaction per source, so re-running never duplicates anything. What could not be attributed
+(jobs on nodes mapped to no cloud resource, samples labelled with unknown jobs, times in the future) is
+reported, recorded in ``meta.telemetry_loads`` and left out of the split rather than guessed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from connectors.telemetry import prometheus, slurm
+from gpuledger.telemetry import files
+from gpuledger.telemetry.samples import sample_aggregator
+from gpuledger.warehouse.database import transaction, write_allocation_config
+from gpuledger.warehouse.sqlfiles import load_sql
+from models.allocation import AllocationConfig
+from models.billing_month import BillingMonth
+from models.config import TelemetryConfig
+from models.errors import InputError
+from models.telemetry import GPU_ACTIVITY_SCHEMA, JOBS_SCHEMA
+
+log = logging.getLogger(__name__)
+
+_JOB_COLUMNS = {name: name for name in JOBS_SCHEMA.names()} | {"start": "start_time", "end": "end_time"}
+
+
+@dataclass(frozen=True)
+class TelemetryLoad:
+    source: str
+    kind: str
+    jobs: int
+    activity_rows: int
+    notes: tuple[str, ...]
+
+
+def ingest_telemetry(
+    con: duckdb.DuckDBPyConnection,
+    sources: Sequence[TelemetryConfig],
+    allocation: AllocationConfig,
+    month: str,
+    *,
+    now: datetime | None = None,
+) -> list[TelemetryLoad]:
+    """Load every telemetry source; Prometheus is queried for billing month ``YYYY-MM`` (up to ``now``)."""
+    now = now or datetime.now(UTC)
+    write_allocation_config(con, allocation)  # node mappings decide what is reported as unattributable
+    return [_ingest(con, source, allocation, month, now) for source in sources]
+
+
+def _ingest(
+    con: duckdb.DuckDBPyConnection, source: TelemetryConfig, allocation: AllocationConfig, month: str, now: datetime
+) -> TelemetryLoad:
+    window: tuple[datetime, datetime] | None = None
+    notes: list[str] = []
+    checkpoints = egress = None
+    activity = pl.DataFrame(schema=GPU_ACTIVITY_SCHEMA)
+    if source.kind == "slurm":
+        frames = [
+            slurm.read_sacct(
+                p, cluster=source.cluster, timezone=str(source.options.get("timezone", "UTC")), source=source.name
+            )
+            for p in _files(source.paths["path"])
+        ]
+        # Periodic dumps repeat jobs that span them (RUNNING in one, finished in the next): the newest
+        # file, by name, holds the latest record.
+        jobs = _concat(frames, JOBS_SCHEMA).unique(subset=["cluster", "job_id"], keep="last", maintain_order=True)
+    elif source.kind == "prometheus":
+        billing_month = BillingMonth.parse(month)
+        start, end = billing_month.start, billing_month.end
+        window = (start, min(end, now.replace(minute=0, second=0, microsecond=0)))
+        with sample_aggregator(idle_threshold=allocation.idle_threshold, source=source.name) as aggregate:
+            result = prometheus.fetch_gpu_activity(
+                str(source.options["url"]),
+                *window,
+                cluster=source.cluster,
+                aggregate=aggregate,
+                step_seconds=int(source.options.get("step_seconds", allocation.sample_interval_seconds)),
+                node_label=str(source.options.get("node_label", "Hostname")),
+                instance_label=_optional(source.options.get("instance_label")),
+                token_env=_optional(source.options.get("token_env")),
+                source=source.name,
+            )
+        jobs, activity = result.jobs, result.activity
+        notes.extend(result.fallbacks)
+    else:
+        jobs = _concat(
+            [
+                files.read_jobs_file(p, cluster=source.cluster, source=source.name)
+                for p in _files(source.paths.get("jobs"))
+            ],
+            JOBS_SCHEMA,
+        )
+        sample_files = _files(source.paths.get("samples"))
+        if sample_files:
+            activity = files.read_samples_file(
+                sample_files,
+                cluster=source.cluster,
+                idle_threshold=allocation.idle_threshold,
+                interval_seconds=allocation.sample_interval_seconds,
+                source=source.name,
+                con=con,
+            )
+        checkpoints = _concat([files.read_checkpoint_inventory(p) for p in _files(source.paths.get("checkpoints"))])
+        egress = _concat(
+            [files.read_egress_file(p, cluster=source.cluster) for p in _files(source.paths.get("egress"))]
+        )
+    notes.extend(_future_times(jobs, activity, now))
+    with transaction(con):
+        _replace(con, source, jobs, activity, window, checkpoints, egress)
+        notes.extend(_unattributable(con, source.name))
+        con.execute(
+            "INSERT INTO meta.telemetry_loads VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            [source.name, source.kind, now, *(window or (None, None)), jobs.height, activity.height, notes],
+        )
+    for note in notes:
+        log.warning("telemetry %s: %s", source.name, note)
+    return TelemetryLoad(source.name, source.kind, jobs.height, activity.height, tuple(notes))
+
+
+def _replace(
+    con: duckdb.DuckDBPyConnection,
+    source: TelemetryConfig,
+    jobs: pl.DataFrame,
+    activity: pl.DataFrame,
+    window: tuple[datetime, datetime] | None,
+    checkpoints: pl.DataFrame | None,
+    egress: pl.DataFrame | None,
+) -> None:
+    params = {"source": source.name}
+    if window is None:
+        con.execute("DELETE FROM gpu.jobs WHERE source = $source", params)
+        con.execute("DELETE FROM gpu.activity WHERE source = $source", params)
+    else:
+        # A metrics server is queried for one window: only that window's rows (and the pods seen in it) change.
+        window_params = params | {"start": window[0], "end": window[1]}
+        con.execute("DELETE FROM gpu.activity WHERE source = $source AND hour >= $start AND hour < $end", window_params)
+        # A pod seen in an earlier window keeps its first start: each window only sees its own samples.
+        ids = params | {"ids": jobs["job_id"].to_list()}
+        earlier = con.execute(
+            "SELECT job_id, start_time FROM gpu.jobs WHERE source = $source AND job_id IN (SELECT unnest($ids))", ids
+        ).fetchall()
+        if earlier:
+            starts = pl.DataFrame(
+                earlier, schema={"job_id": pl.String, "earlier_start": JOBS_SCHEMA["start"]}, orient="row"
+            )
+            jobs = (
+                jobs.join(starts, on="job_id", how="left")
+                .with_columns(start=pl.min_horizontal("start", "earlier_start"))
+                .drop("earlier_start")
+            )
+        con.execute("DELETE FROM gpu.jobs WHERE source = $source AND job_id IN (SELECT unnest($ids))", ids)
+    duplicates = jobs.group_by("cluster", "job_id").len().filter(pl.col("len") > 1)
+    if duplicates.height:
+        first = duplicates.row(0, named=True)
+        raise InputError(source.name, f"job {first['job_id']} of cluster {first['cluster']} appears twice")
+    insert_frame(con, "gpu.jobs", jobs.rename(_JOB_COLUMNS))
+    insert_frame(con, "gpu.activity", activity)
+    for table, frame in (("gpu.checkpoint_bytes", checkpoints), ("gpu.egress_bytes", egress)):
+        if frame is not None:
+            # Table names are this module's constants.
+            con.execute(f"DELETE FROM {table} WHERE source = $source", params)
+            insert_frame(con, table, frame.with_columns(source=pl.lit(source.name)))
+
+
+def insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
+    """Append a frame's rows to ``table`` (a project table name) by column name."""
+    if frame.height:
+        con.register("telemetry_frame", frame.to_arrow())
+        try:
+            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM telemetry_frame")
+        finally:
+            con.unregister("telemetry_frame")
+
+
+def _unattributable(con: duckdb.DuckDBPyConnection, source: str) -> list[str]:
+    """Reported, never priced: what the split cannot tie to a job or to a cloud resource."""
+    return [row[0] for row in con.execute(load_sql("telemetry/unattributable.sql"), {"source": source}).fetchall()]
+
+
+def _future_times(jobs: pl.DataFrame, activity: pl.DataFrame, now: datetime) -> list[str]:
+    """Clock skew: times after now are kept as reported but named, so a wrong clock is noticed."""
+    horizon = now + timedelta(minutes=5)
+    notes = []
+    late_jobs = jobs.filter((pl.col("start") > horizon) | (pl.col("end") > horizon))
+    if late_jobs.height:
+        notes.append(
+            f"{late_jobs.height} job(s) start or end in the future (clock skew?), e.g. {late_jobs['job_id'][0]}"
+        )
+    late_hours = activity.filter(pl.col("hour") > horizon)
+    if late_hours.height:
+        notes.append(f"{late_hours.height} activity row(s) are timed in the future (clock skew?)")
+    return notes
+
+
+def _files(path: Path | None) -> list[Path]:
+    """A configured file, or the data files of a configured folder, sorted; a missing path is an error."""
+    if path is None:
+        return []
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise InputError(path, "telemetry path does not exist")
+    return sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
+
+
+def _concat(frames: list[pl.DataFrame], schema: pl.Schema | None = None) -> pl.DataFrame:
+    if frames:
+        return pl.concat(frames)
+    return pl.DataFrame(schema=schema) if schema is not None else pl.DataFrame()
+
+
+def _optional(value: str | int | None) -> str | None:
+    return None if value is None else str(value)

@@ -1,0 +1,482 @@
+"""The pipeline-owned DuckDB warehouse: connection settings, schemas and reference tables."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import duckdb
+
+from gpuledger.warehouse.sqlfiles import load_sql, quote_literal
+from models import aws, azure, focus, gcp, units
+from models.allocation import EGRESS_USAGE_PATTERNS, AllocationConfig
+from models.currencies import ISO_4217_CODES
+from models.gpu_catalog import catalog_rows
+
+WAREHOUSE_FILE = "warehouse.duckdb"
+
+# How information_schema spells the types focus.cost_rows is declared with.
+_INFORMATION_SCHEMA_TYPES = {"TIMESTAMPTZ": "TIMESTAMP WITH TIME ZONE"}
+
+_META_DDL = """
+CREATE SCHEMA IF NOT EXISTS focus;
+CREATE SCHEMA IF NOT EXISTS meta;
+CREATE SCHEMA IF NOT EXISTS ref;
+CREATE TABLE IF NOT EXISTS meta.deliveries (
+    delivery_id VARCHAR NOT NULL,
+    source_name VARCHAR,
+    source_format VARCHAR NOT NULL,
+    billing_account_id VARCHAR,
+    billing_period VARCHAR,
+    version VARCHAR,
+    manifest VARCHAR,
+    files VARCHAR[] NOT NULL,
+    bytes BIGINT NOT NULL,
+    content_sha256 VARCHAR NOT NULL,
+    focus_rows BIGINT NOT NULL,
+    first_ingested_at TIMESTAMPTZ NOT NULL,
+    ingested_at TIMESTAMPTZ NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta.slices (
+    provider_name VARCHAR NOT NULL,
+    billing_account_id VARCHAR NOT NULL,
+    billing_period_start TIMESTAMPTZ NOT NULL,
+    delivery_id VARCHAR NOT NULL,
+    replaced_at TIMESTAMPTZ NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta.delivery_repairs (
+    delivery_id VARCHAR NOT NULL,
+    change VARCHAR NOT NULL,
+    rows BIGINT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta.delivery_holds (
+    delivery_id VARCHAR NOT NULL,
+    reason VARCHAR NOT NULL,
+    provider_name VARCHAR NOT NULL,
+    billing_account_id VARCHAR NOT NULL,
+    billing_period VARCHAR NOT NULL,
+    detail VARCHAR NOT NULL,
+    held_at TIMESTAMPTZ NOT NULL,
+    accepted_at TIMESTAMPTZ
+);
+CREATE TABLE IF NOT EXISTS meta.source_totals (
+    delivery_id VARCHAR NOT NULL,
+    billing_account_id VARCHAR NOT NULL,
+    billing_period_start TIMESTAMPTZ NOT NULL,
+    currency VARCHAR NOT NULL,
+    source_rows BIGINT NOT NULL,
+    billed_cost DECIMAL(38, 10) NOT NULL,
+    effective_cost DECIMAL(38, 10) NOT NULL
+);
+"""
+
+
+# Telemetry (aggregated at ingestion), the allocation configuration, and the split.
+_ALLOCATION_DDL = """
+CREATE SCHEMA IF NOT EXISTS gpu;
+CREATE SCHEMA IF NOT EXISTS alloc;
+CREATE SCHEMA IF NOT EXISTS allocation;
+CREATE SCHEMA IF NOT EXISTS showback;
+CREATE TABLE IF NOT EXISTS alloc.exchange_rates (
+    rate_date DATE NOT NULL,
+    currency VARCHAR NOT NULL,
+    reporting_currency VARCHAR NOT NULL,
+    rate DECIMAL(38, 18) NOT NULL,
+    source_file VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS gpu.jobs (
+    job_id VARCHAR NOT NULL,
+    cluster VARCHAR NOT NULL,
+    name VARCHAR,
+    account VARCHAR,
+    project VARCHAR,
+    "user" VARCHAR,
+    nodes VARCHAR[] NOT NULL,
+    gpu_model VARCHAR,
+    gpu_count INTEGER NOT NULL,
+    start_time TIMESTAMPTZ NOT NULL,
+    end_time TIMESTAMPTZ,
+    state VARCHAR NOT NULL,
+    run_group VARCHAR NOT NULL,
+    checkpoint_uri VARCHAR,
+    source VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS gpu.activity (
+    cluster VARCHAR NOT NULL,
+    node VARCHAR NOT NULL,
+    gpu VARCHAR NOT NULL,
+    hour TIMESTAMPTZ NOT NULL,
+    job_id VARCHAR,
+    instance_id VARCHAR,
+    metric VARCHAR NOT NULL,
+    sampled_seconds DOUBLE NOT NULL,
+    active_seconds DOUBLE NOT NULL,
+    mean_utilization DOUBLE,
+    samples BIGINT NOT NULL,
+    source VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS gpu.checkpoint_bytes (
+    source VARCHAR NOT NULL,
+    as_of TIMESTAMPTZ NOT NULL,
+    uri VARCHAR NOT NULL,
+    bytes BIGINT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS gpu.egress_bytes (
+    source VARCHAR NOT NULL,
+    cluster VARCHAR NOT NULL,
+    node VARCHAR NOT NULL,
+    hour TIMESTAMPTZ NOT NULL,
+    job_id VARCHAR NOT NULL,
+    bytes BIGINT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS gpu.usage (
+    billing_period_start TIMESTAMPTZ NOT NULL,
+    cluster VARCHAR NOT NULL,
+    node VARCHAR NOT NULL,
+    hour TIMESTAMPTZ NOT NULL,
+    job_id VARCHAR NOT NULL,
+    resource_id VARCHAR,
+    allocated_seconds DOUBLE NOT NULL,
+    active_seconds DOUBLE NOT NULL,
+    mean_utilization DOUBLE,
+    metric VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta.telemetry_loads (
+    source_name VARCHAR NOT NULL,
+    kind VARCHAR NOT NULL,
+    loaded_at TIMESTAMPTZ NOT NULL,
+    window_start TIMESTAMPTZ,
+    window_end TIMESTAMPTZ,
+    jobs BIGINT NOT NULL,
+    activity_rows BIGINT NOT NULL,
+    notes VARCHAR[] NOT NULL
+);
+CREATE TABLE IF NOT EXISTS allocation.cost_split (
+    BillingPeriodStart TIMESTAMPTZ NOT NULL,
+    BillingCurrency VARCHAR,
+    ProviderName VARCHAR NOT NULL,
+    BillingAccountId VARCHAR NOT NULL,
+    SubAccountId VARCHAR,
+    charge_key VARCHAR NOT NULL,
+    x_DeliveryId VARCHAR NOT NULL,
+    x_SourceLineItemId VARCHAR NOT NULL,
+    ChargeCategory VARCHAR NOT NULL,
+    ChargePeriodStart TIMESTAMPTZ NOT NULL,
+    ChargePeriodEnd TIMESTAMPTZ NOT NULL,
+    ServiceName VARCHAR,
+    ResourceId VARCHAR,
+    category VARCHAR NOT NULL,
+    idle_kind VARCHAR,
+    team VARCHAR NOT NULL,
+    cluster VARCHAR,
+    job_id VARCHAR,
+    BilledCost DECIMAL(38, 10) NOT NULL,
+    EffectiveCost DECIMAL(38, 10) NOT NULL,
+    gpu_hours DOUBLE NOT NULL,
+    allocated_ratio DOUBLE NOT NULL,
+    allocation_basis VARCHAR NOT NULL,
+    metric VARCHAR,
+    AllocatedMethodId VARCHAR NOT NULL,
+    AllocatedResourceId VARCHAR
+);
+"""
+
+
+# Month lifecycle (open -> closed -> issued), issued statements and restatements of issued months, publishes.
+_LIFECYCLE_DDL = """
+CREATE SCHEMA IF NOT EXISTS chargeback;
+CREATE TABLE IF NOT EXISTS meta.months (
+    billing_month DATE NOT NULL,
+    state VARCHAR NOT NULL,
+    closes_on DATE NOT NULL,
+    closed_at TIMESTAMPTZ,
+    issued_at TIMESTAMPTZ
+);
+CREATE TABLE IF NOT EXISTS meta.locked_rates (
+    billing_month DATE NOT NULL,
+    currency VARCHAR NOT NULL,
+    reporting_currency VARCHAR NOT NULL,
+    rate DECIMAL(38, 18) NOT NULL,
+    rate_date DATE,
+    rate_source VARCHAR
+);
+CREATE TABLE IF NOT EXISTS meta.publishes (
+    published_at TIMESTAMPTZ NOT NULL,
+    path VARCHAR NOT NULL,
+    published_rows BIGINT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chargeback.statements (
+    billing_month DATE NOT NULL,
+    version INTEGER NOT NULL,
+    issued_at TIMESTAMPTZ NOT NULL,
+    content_sha256 VARCHAR NOT NULL,
+    teams BIGINT NOT NULL,
+    data VARCHAR
+);
+CREATE TABLE IF NOT EXISTS chargeback.statement_lines (
+    billing_month DATE NOT NULL,
+    version INTEGER NOT NULL,
+    team VARCHAR NOT NULL,
+    currency VARCHAR,
+    run_cost DECIMAL(38, 10) NOT NULL,
+    idle_allocated_cost DECIMAL(38, 10) NOT NULL,
+    idle_unallocated_cost DECIMAL(38, 10) NOT NULL,
+    checkpoint_storage_cost DECIMAL(38, 10) NOT NULL,
+    egress_cost DECIMAL(38, 10) NOT NULL,
+    other_cost DECIMAL(38, 10) NOT NULL,
+    total_cost DECIMAL(38, 10) NOT NULL,
+    billed_cost DECIMAL(38, 10) NOT NULL,
+    gpu_hours DOUBLE NOT NULL,
+    failed_run_cost DECIMAL(38, 10) NOT NULL,
+    completed_runs BIGINT NOT NULL,
+    reporting_currency VARCHAR,
+    exchange_rate DECIMAL(38, 18),
+    total_cost_reporting DECIMAL(38, 10)
+);
+CREATE TABLE IF NOT EXISTS chargeback.statement_adjustments (
+    billing_month DATE NOT NULL,
+    version INTEGER NOT NULL,
+    kind VARCHAR NOT NULL,
+    restated_month DATE NOT NULL,
+    statement_version INTEGER NOT NULL,
+    team VARCHAR NOT NULL,
+    currency VARCHAR,
+    issued_total DECIMAL(38, 10) NOT NULL,
+    restated_total DECIMAL(38, 10) NOT NULL,
+    adjustment DECIMAL(38, 10) NOT NULL,
+    exchange_rate DECIMAL(38, 18),
+    adjustment_reporting DECIMAL(38, 10)
+);
+CREATE TABLE IF NOT EXISTS chargeback.adjustments (
+    billing_month DATE NOT NULL,
+    statement_version INTEGER NOT NULL,
+    team VARCHAR NOT NULL,
+    currency VARCHAR,
+    issued_total DECIMAL(38, 10) NOT NULL,
+    restated_total DECIMAL(38, 10) NOT NULL,
+    adjustment DECIMAL(38, 10) NOT NULL,
+    applies_to_month DATE NOT NULL,
+    detected_at TIMESTAMPTZ NOT NULL
+);
+"""
+
+
+def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open the warehouse with the settings every run relies on (UTC, bounded memory, spilling)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    config = {
+        # Out-of-core: big exports spill to disk instead of growing RSS.
+        "memory_limit": os.environ.get("GPULEDGER_MEMORY_LIMIT", "1GB"),
+        "preserve_insertion_order": "false",
+    }
+    if not read_only:
+        config["temp_directory"] = str(path.parent / "tmp")
+    con = duckdb.connect(str(path), read_only=read_only, config=config)
+    # Set after connecting: the ICU extension that owns TimeZone loads with the first query.
+    con.execute("SET TimeZone = 'UTC'")
+    if not read_only:  # persistent: a reader finds the macro the last writer stored
+        con.execute(load_sql("focus/billing_month.sql"))
+    create_macros(con)
+    return con
+
+
+def create_macros(con: duckdb.DuckDBPyConnection) -> None:
+    """The macros the FOCUS models and checks share (temporary: every connection makes its own)."""
+    con.execute(load_sql("focus/macros.sql"))
+    # generated from models/units.py through the quoting helper: the pattern is ours, never input
+    pattern = quote_literal(units.UNIT_FORMAT_PATTERN)
+    con.execute(f"CREATE OR REPLACE TEMP MACRO follows_unit_format(unit) AS regexp_matches(unit, {pattern})")
+
+
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Commit what the block did, or roll all of it back on any exception."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
+
+
+def focus_costs_ddl() -> str:
+    """``CREATE TABLE focus.cost_rows`` generated from the FOCUS column specification."""
+    columns = [
+        f"    {name} {sql_type}{'' if _nullable(name) else ' NOT NULL'}"
+        for name, sql_type in focus.column_types().items()
+    ]
+    return "CREATE TABLE IF NOT EXISTS focus.cost_rows (\n" + ",\n".join(columns) + "\n)"
+
+
+# What readers see: rows of the deliveries that own a slice. Staged rows stay invisible until their
+# delivery passed its checks and took its slices over (docs/decisions/0003).
+_PUBLISHED_VIEW = """
+CREATE OR REPLACE VIEW focus.costs AS
+SELECT * FROM focus.cost_rows WHERE x_DeliveryId IN (SELECT delivery_id FROM meta.slices)
+"""
+
+
+def _nullable(name: str) -> bool:
+    if name in focus.FOCUS_BY_NAME:
+        return focus.FOCUS_BY_NAME[name].nullable
+    return next(c.nullable for c in focus.CUSTOM_COLUMNS if c.name == name)
+
+
+def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
+    """Create the warehouse tables if missing and refresh the reference tables from ``models``."""
+    con.execute(_META_DDL)
+    con.execute(_ALLOCATION_DDL)
+    con.execute(_LIFECYCLE_DDL)
+    con.execute(focus_costs_ddl())
+    # Warehouses created before a custom column existed gain it (always nullable: old rows have no value).
+    for column in focus.CUSTOM_COLUMNS:
+        if column.nullable:
+            con.execute(f"ALTER TABLE focus.cost_rows ADD COLUMN IF NOT EXISTS {column.name} {column.sql_type}")
+    # Statements issued before their data was stored gain the column (NULL: such a version cannot be rendered).
+    con.execute("ALTER TABLE chargeback.statements ADD COLUMN IF NOT EXISTS data VARCHAR")
+    _ensure_delivery_contract_columns(con)
+    con.execute(_PUBLISHED_VIEW)
+    replace_ref_table(
+        con,
+        "ref.aws_services",
+        ("product_code", "service_category", "service_subcategory"),
+        [(code, cat, sub) for code, (cat, sub) in sorted(aws.AWS_SERVICE_CATEGORIES.items())],
+    )
+    replace_ref_table(
+        con,
+        "ref.units",
+        ("provider", "source_unit", "focus_unit", "block_size"),
+        [(u.provider, u.source_unit, u.focus_unit, str(u.block_size)) for u in units.UNIT_MAPPINGS],
+    )
+    for superseded in ("ref.aws_units", "ref.azure_units", "ref.gcp_units"):  # one table per provider before
+        con.execute(f"DROP TABLE IF EXISTS {superseded}")
+    replace_ref_table(con, "ref.aws_regions", ("region_id", "region_name"), sorted(aws.AWS_REGION_NAMES.items()))
+    _ensure_gcp_ref_tables(con)
+    _ensure_azure_ref_tables(con)
+    replace_ref_table(
+        con,
+        "ref.focus_allowed_values",
+        ("column_name", "value"),
+        [(c.name, v) for c in focus.FOCUS_COLUMNS for v in c.allowed_values],
+    )
+    replace_ref_table(
+        con,
+        "ref.focus_service_categories",
+        ("service_category", "position"),
+        [(category, f"{position:02d}") for position, category in enumerate(focus.SERVICE_SUBCATEGORIES)],
+    )
+    replace_ref_table(
+        con,
+        "ref.focus_service_subcategories",
+        ("service_category", "service_subcategory"),
+        [(cat, sub) for cat, subs in focus.SERVICE_SUBCATEGORIES.items() for sub in subs],
+    )
+    replace_ref_table(
+        con,
+        "ref.focus_columns",
+        ("column_name", "data_type"),
+        [(c.name, _INFORMATION_SCHEMA_TYPES.get(c.type.sql, c.type.sql)) for c in focus.FOCUS_COLUMNS],
+    )
+    replace_ref_table(con, "ref.iso_4217", ("code",), [(code,) for code in sorted(ISO_4217_CODES)])
+    replace_ref_table(
+        con,
+        "ref.gpu_instance_types",
+        ("provider", "instance_type", "gpu_model", "gpu_count", "gpu_memory_gib", "gpu_memory_bandwidth_tbps"),
+        [tuple(map(str, row)) for row in catalog_rows()],
+    )
+    con.execute(
+        "CREATE OR REPLACE VIEW ref.gpu_instances AS SELECT provider, instance_type, gpu_model,"
+        " CAST(gpu_count AS INTEGER) AS gpu_count, CAST(gpu_memory_gib AS DOUBLE) AS gpu_memory_gib,"
+        " CAST(gpu_memory_bandwidth_tbps AS DOUBLE) AS gpu_memory_bandwidth_tbps FROM ref.gpu_instance_types"
+    )
+
+
+def _ensure_delivery_contract_columns(con: duckdb.DuckDBPyConnection) -> None:
+    """What the ingestion contract records (docs/decisions/0011); warehouses made before it gain the columns."""
+    # state: 'published' (it owned its slices once), 'held' (checked, waiting for `gpuledger accept`),
+    # 'superseded' (held, then overtaken by a newer delivery of its slices)
+    con.execute("ALTER TABLE meta.deliveries ADD COLUMN IF NOT EXISTS state VARCHAR DEFAULT 'published'")
+    con.execute("ALTER TABLE meta.deliveries ADD COLUMN IF NOT EXISTS version_time TIMESTAMPTZ")
+    con.execute("ALTER TABLE meta.deliveries ADD COLUMN IF NOT EXISTS origin VARCHAR")
+    # line items a delivery lists more than once, where the format has a line-item id (NULL: it has none)
+    con.execute("ALTER TABLE meta.source_totals ADD COLUMN IF NOT EXISTS duplicate_line_items BIGINT")
+    # a slice belongs to the source that delivered it; older owners take their delivery's source
+    con.execute("ALTER TABLE meta.slices ADD COLUMN IF NOT EXISTS source_name VARCHAR")
+    con.execute(
+        "UPDATE meta.slices AS s SET source_name = d.source_name FROM meta.deliveries AS d"
+        " WHERE s.source_name IS NULL AND d.delivery_id = s.delivery_id AND d.source_name IS NOT NULL"
+    )
+
+
+def _ensure_gcp_ref_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """Reference tables that sql/focus/gcp_billing_export.sql joins (models/gcp.py)."""
+    replace_ref_table(
+        con,
+        "ref.gcp_services",
+        ("service_name", "service_category", "service_subcategory"),
+        [(name, cat, sub) for name, (cat, sub) in sorted(gcp.GCP_SERVICE_CATEGORIES.items())],
+    )
+    replace_ref_table(con, "ref.gcp_regions", ("region_id", "region_name"), sorted(gcp.GCP_REGION_NAMES.items()))
+    replace_ref_table(
+        con,
+        "ref.gcp_credit_types",
+        ("credit_type", "treatment", "committed"),
+        [(name, str(t.treatment), str(t.committed).lower()) for name, t in sorted(gcp.GCP_CREDIT_TYPES.items())],
+    )
+
+
+def _ensure_azure_ref_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """Reference tables that sql/focus/azure_cost_details.sql joins (models/azure.py)."""
+    replace_ref_table(
+        con,
+        "ref.azure_services",
+        ("service_name", "service_category", "service_subcategory"),
+        [(name, cat, sub) for name, (cat, sub) in sorted(azure.AZURE_SERVICE_CATEGORIES.items())],
+    )
+    replace_ref_table(
+        con,
+        "ref.azure_consumed_services",
+        ("consumed_service", "service_name"),
+        sorted(azure.AZURE_CONSUMED_SERVICES.items()),
+    )
+    replace_ref_table(
+        con,
+        "ref.azure_regions",
+        ("location_key", "region_id", "region_name"),
+        [(key, region, name) for key, (region, name) in sorted(azure.AZURE_REGIONS.items())],
+    )
+    replace_ref_table(
+        con, "ref.azure_resource_types", ("arm_type", "display_name"), sorted(azure.AZURE_RESOURCE_TYPES.items())
+    )
+
+
+def replace_ref_table(
+    con: duckdb.DuckDBPyConnection, table: str, columns: Sequence[str], rows: Iterable[tuple[str, ...]]
+) -> None:
+    # Table and column names are constants of this module, never input; values are bound as lists.
+    con.execute(f"CREATE OR REPLACE TABLE {table} ({', '.join(f'{c} VARCHAR' for c in columns)})")
+    values = list(zip(*rows, strict=True)) or [() for _ in columns]
+    unnested = ", ".join(f"unnest(${i + 1}::VARCHAR[])" for i in range(len(columns)))
+    con.execute(f"INSERT INTO {table} SELECT {unnested}", [list(v) for v in values])
+
+
+def write_allocation_config(con: duckdb.DuckDBPyConnection, config: AllocationConfig) -> None:
+    """The configuration as ``alloc.*`` tables, which the allocation SQL joins."""
+    replace_ref_table(con, "alloc.settings", ("idle_policy",), [(config.idle_policy,)])
+    priorities = [(key, f"{i:04d}") for i, key in enumerate(config.team_tag_keys)]
+    replace_ref_table(con, "alloc.team_tag_keys", ("tag_key", "priority"), priorities)
+    replace_ref_table(con, "alloc.account_teams", ("account_id", "team"), sorted(config.account_teams.items()))
+    replace_ref_table(con, "alloc.job_account_teams", ("account", "team"), sorted(config.job_account_teams.items()))
+    replace_ref_table(con, "alloc.checkpoint_resources", ("resource_id",), [(r,) for r in config.checkpoint_resources])
+    replace_ref_table(con, "alloc.checkpoint_tags", ("tag_key", "tag_value"), sorted(config.checkpoint_tags.items()))
+    nodes = [(n.cluster, n.node, n.resource_id) for n in config.nodes]
+    replace_ref_table(con, "alloc.nodes", ("cluster", "node", "resource_id"), nodes)
+    replace_ref_table(
+        con,
+        "alloc.egress_patterns",
+        ("provider", "pattern"),
+        [(provider, p) for provider, patterns in sorted(EGRESS_USAGE_PATTERNS.items()) for p in patterns],
+    )

@@ -1,0 +1,63 @@
+"""A gpuledger home: where it is, its run lock, and its warehouse opened for writing."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+
+from gpuledger.warehouse.database import WAREHOUSE_FILE, connect, ensure_schema
+from models.errors import GpuledgerError
+
+DEFAULT_HOME = Path.home() / ".local" / "share" / "gpuledger"
+
+
+def resolve_home(home: str | Path | None) -> Path:
+    """``--home``, else ``$GPULEDGER_HOME``, else ``~/.local/share/gpuledger``."""
+    chosen = home or os.environ.get("GPULEDGER_HOME") or DEFAULT_HOME
+    return Path(chosen).expanduser().resolve()
+
+
+RUN_LOCK_FILE = ".gpuledger-run.lock"
+
+
+class RunBusy(GpuledgerError):
+    """Another run holds the home: two runs would interleave their writes and publishes."""
+
+
+@contextmanager
+def exclusive_run(home: Path) -> Iterator[None]:
+    """Hold ``<home>``'s run lock for a whole run; a second run is refused at once, naming the holder."""
+    home.mkdir(parents=True, exist_ok=True)
+    with open(home / RUN_LOCK_FILE, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise RunBusy(f"{home}: another gpuledger run is in progress ({holder}); try again when it ends") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}, started {datetime.now(UTC).isoformat(timespec='seconds')}")
+        handle.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)  # the lock also ends with the process, even on kill -9
+
+
+def open_warehouse(home: Path) -> duckdb.DuckDBPyConnection:
+    try:
+        con = connect(home / WAREHOUSE_FILE)
+    except duckdb.IOException as exc:
+        if "lock" not in str(exc).lower():
+            raise
+        # DuckDB takes one writing process per file: name the conflict instead of DuckDB's message
+        raise RunBusy(f"{home / WAREHOUSE_FILE} is being written by another process: {exc}") from None
+    ensure_schema(con)
+    return con

@@ -1,0 +1,98 @@
+"""Lay out a demo home: generated sample exports and telemetry, plus the configuration that points at them."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import date, timedelta
+from decimal import Decimal
+from pathlib import Path
+
+from connectors.azure.exports import COMBINED_FORMAT
+from gpuledger_demo.aws_exports import write_demo_exports
+from gpuledger_demo.azure_exports import write_azure_demo_exports
+from gpuledger_demo.gcp_exports import write_gcp_demo_exports
+from gpuledger_demo.telemetry import DemoTelemetry, write_demo_telemetry
+from models.config import CONFIG_FILE
+
+EXPORTS_FOLDER = "exports"
+TELEMETRY_FOLDER = "telemetry"
+RATES_FILE = "rates/eur_usd.csv"
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def write_demo_home(home: Path) -> Path:
+    """(Re)generate the sample exports under ``<home>/exports``, the telemetry under ``<home>/telemetry``, and
+    write ``<home>/gpuledger.toml``."""
+    home.mkdir(parents=True, exist_ok=True)
+    exports = home / EXPORTS_FOLDER
+    sources = [(s.name, s.format, s.path) for s in write_demo_exports(exports)]
+    # the Azure export pair (actual + amortized) is one combined source: the folder holding both exports
+    azure = write_azure_demo_exports(exports)
+    sources.append(("helios-azure-mca", COMBINED_FORMAT, azure[0].path.parent))
+    # the GCP dataset extracted as Parquet: its detailed table (resource-level) is the one read
+    gcp = next(s for s in write_gcp_demo_exports(exports) if s.detailed and s.file_format == "parquet")
+    sources.append(("helios-gcp-billing", gcp.format, gcp.path.parent))
+    telemetry = write_demo_telemetry(home / TELEMETRY_FOLDER)
+    lines = ["# Written by `gpuledger demo`: the generated sample exports of the fictional Helios Labs.\n"]
+    for name, fmt, path in sources:
+        # Names and paths come from our own generator; json-style quoting is valid TOML for them.
+        lines.append(_table("[[sources]]", {"name": name, "format": fmt, "path": _relative(home, path)}))
+    lines.append(_telemetry_toml(home, telemetry))
+    lines.append(_table("[reporting]", {"currency": "USD", "rates": _relative(home, _write_rates(home))}))
+    config = home / CONFIG_FILE
+    config.write_text("".join(lines), encoding="utf-8")
+    return config
+
+
+def _write_rates(home: Path) -> Path:
+    """Daily EUR -> USD rates for the demo months: finance reports in USD, the Azure profile bills in EUR."""
+    path = home / RATES_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    start = date(2026, 10, 1)
+    rows = ["date,currency,rate"]
+    for day in range(61):  # 2026-10-01 .. 2026-11-30; a fixed wobble, so the month-end rate matters
+        rate = Decimal("1.0800") + Decimal(day % 7 - 3) / Decimal(1000)
+        rows.append(f"{start + timedelta(days=day)},EUR,{rate}")
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+def _relative(home: Path, path: Path) -> str:
+    return path.resolve().relative_to(home.resolve()).as_posix()
+
+
+def _table(header: str, values: dict[str, object]) -> str:
+    # json.dumps writes strings, numbers and lists of them as valid TOML basic strings, numbers and arrays
+    return f"\n{header}\n" + "".join(f"{_key(key)} = {json.dumps(value)}\n" for key, value in values.items())
+
+
+def _key(key: str) -> str:
+    return key if _BARE_KEY.fullmatch(key) else json.dumps(key)
+
+
+def _telemetry_toml(home: Path, telemetry: DemoTelemetry) -> str:
+    """The allocation sections, node mappings and telemetry sources of the generated telemetry."""
+    allocation = telemetry.allocation
+    parts = [
+        _table(
+            "[allocation]",
+            {
+                "idle_threshold": allocation.idle_threshold,
+                "idle_policy": allocation.idle_policy,
+                "sample_interval_seconds": allocation.sample_interval_seconds,
+            },
+        ),
+        _table("[teams]", {"tag_keys": list(allocation.team_tag_keys)}),
+        _table("[teams.accounts]", dict(allocation.account_teams)),
+        _table("[teams.job_accounts]", dict(allocation.job_account_teams)),
+        _table("[checkpoints]", {"resources": list(allocation.checkpoint_resources)}),
+    ]
+    for node in allocation.nodes:
+        parts.append(_table("[[nodes]]", {"cluster": node.cluster, "node": node.node, "resource_id": node.resource_id}))
+    for source in telemetry.sources:
+        entry: dict[str, object] = {"name": source.name, "kind": source.kind, "cluster": source.cluster}
+        entry.update({key: _relative(home, path) for key, path in source.paths.items()})
+        entry.update(source.options)
+        parts.append(_table("[[telemetry]]", entry))
+    return "".join(parts)

@@ -1,0 +1,216 @@
+"""The nightly pipeline's steps, callable from Dagster assets and the command line alike."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+
+import duckdb
+
+from connectors.aws import exports
+from connectors.azure import exports as azure_exports
+from connectors.gcp import exports as gcp_exports
+from gpuledger.allocation.allocate import AllocationResult, allocate_month
+from gpuledger.gates.load import LoadResult, load_delivery
+from gpuledger.normalize import gcp_billing
+from gpuledger.normalize.detect import detect_format
+from gpuledger.telemetry.ingest import TelemetryLoad, ingest_telemetry
+from models.config import SourceConfig, load_config
+from models.delivery import Delivery
+from models.errors import InputError
+from models.focus import BILLING_MONTH_SQL
+
+_TABLE_SUFFIXES = (".csv", ".csv.gz", ".parquet")
+# Formats whose reader takes newline-delimited JSON (BigQuery extracts); ``auto`` tells them by their keys.
+_JSON_FORMATS = ("auto", "gcp-bq", "gcp-focus")
+# A folder of a configured source's files names its billing month: 2026-11, 202611, BILLING_PERIOD=2026-11,
+# invoice_month=202611, or an Azure monthly range 20261101-20261130; else the file's name does (focus-2026-11.csv).
+_MONTH_FOLDER = re.compile(r"^(?:[A-Za-z_]+=)?(\d{4})-?(0[1-9]|1[0-2])$")
+_MONTH_RANGE_FOLDER = re.compile(r"^(\d{4})(0[1-9]|1[0-2])01-(\d{4})(\d{2})\d{2}$")
+_MONTH_IN_NAME = re.compile(r"(?<!\d)(\d{4})-(0[1-9]|1[0-2])(?!\d)")
+
+
+def discover(source: SourceConfig) -> list[Delivery]:
+    """Complete deliveries of one configured source, newest manifest per billing period."""
+    if not source.path.is_dir():
+        if source.remote is not None:  # nothing synced yet: no delivery, not a mistake
+            return []
+        raise InputError(source.path, f"source {source.name!r}: export folder does not exist")
+    if source.format.startswith("gcp-"):
+        return gcp_exports.discover(source.path, source.format, source.name)
+    if source.format in azure_exports.FORMATS:
+        return azure_exports.discover(source.path, source.format, source.name)
+    if source.format == "aws-cur1":
+        return exports.discover_cur1(source.path, source.name)
+    if source.format == "azure-focus" and azure_exports.looks_like_export(source.path):
+        return _discover_azure_focus(source)
+    if source.format == "aws-cur2" or exports.is_data_export(source.path):
+        return exports.discover_data_export(source.path, source.format, source.name)
+    # FOCUS files in a plain folder (another provider's, or one downloaded by hand)
+    return _discover_month_folders(source)
+
+
+def _discover_azure_focus(source: SourceConfig) -> list[Delivery]:
+    """Azure FocusCost exports (an export folder, or a folder of them): the newest complete run per month."""
+    inner = [p for p in sorted(source.path.iterdir()) if p.is_dir() and azure_exports.looks_like_export(p)]
+    deliveries = []
+    for folder in inner or [source.path]:
+        for run in azure_exports.newest_runs(folder).values():
+            if run.dataset is not None:
+                raise InputError(
+                    run.manifest or folder,
+                    f"export {folder.name!r} holds {run.dataset} cost details, but its source is azure-focus",
+                    column="exportConfig.type",
+                )
+            deliveries.append(
+                Delivery(
+                    source_format=source.format,
+                    files=run.files,
+                    billing_period=run.billing_period,
+                    version=run.run_id,
+                    manifest=run.manifest,
+                    source_name=source.name,
+                    version_time=run.version_time,
+                    root=source.path,
+                )
+            )
+    return deliveries
+
+
+def _discover_month_folders(source: SourceConfig) -> list[Delivery]:
+    """One delivery per billing month of a folder of files: each month's files are one complete copy of it.
+
+    A plain folder has no manifest to name a month, so its folders (or file names) must: the nightly run loads
+    a month at a time, and the loader checks every row belongs to the month its delivery is for.
+    """
+    files = sorted(p for p in source.path.rglob("*") if p.is_file())
+    if manifest := next((p for p in files if _is_manifest(p)), None):
+        # An export's folders hold old and incomplete runs too: only its manifests say which files count.
+        raise InputError(
+            manifest,
+            f"source {source.name!r}: a manifest in a folder that is not laid out as a {source.format} export;"
+            " point the source's path at the export's own folder",
+        )
+    months: dict[str, list[Path]] = {}
+    for file in (p for p in files if _is_data_file(p, source.format)):
+        month = _month_of(file.relative_to(source.path))
+        if month is None:
+            raise InputError(
+                file,
+                f"source {source.name!r}: no billing month in the file's folders or name; keep each month's"
+                " files in a folder named like 2026-11 (or BILLING_PERIOD=2026-11), or name the file so",
+            )
+        months.setdefault(month, []).append(file)
+    return [
+        Delivery(
+            source_format=source.format,
+            files=tuple(files),
+            billing_period=month,
+            source_name=source.name,
+            version_time=max(dt.datetime.fromtimestamp(f.stat().st_mtime, dt.UTC) for f in files),
+            root=source.path,
+        )
+        for month, files in sorted(months.items())
+    ]
+
+
+def _month_of(relative: Path) -> str | None:
+    """``YYYY-MM`` named by the innermost folder that names one, else by the file name."""
+    for folder in reversed(relative.parent.parts):
+        if match := _MONTH_FOLDER.match(folder):
+            return f"{match.group(1)}-{match.group(2)}"
+        if (match := _MONTH_RANGE_FOLDER.match(folder)) and match.group(1, 2) == match.group(3, 4):
+            return f"{match.group(1)}-{match.group(2)}"
+    match = _MONTH_IN_NAME.search(relative.name)
+    return f"{match.group(1)}-{match.group(2)}" if match else None
+
+
+def deliveries_for(home: Path, provider: str | None = None, month: str | None = None) -> list[Delivery]:
+    """Every complete delivery of the configured sources, optionally for one provider and billing month."""
+    found = []
+    for source in load_config(home).sources:
+        if provider and source.provider != provider:
+            continue
+        found.extend(d for d in discover(source) if month is None or d.billing_period == month)
+    return found
+
+
+def load_month(con: duckdb.DuckDBPyConnection, home: Path, provider: str, month: str) -> list[LoadResult]:
+    """Load the newest delivery of every source for one (provider, billing month) partition."""
+    rules = load_config(home).ingest
+    return [load_delivery(con, delivery, rules) for delivery in deliveries_for(home, provider, month)]
+
+
+def allocate(con: duckdb.DuckDBPyConnection, home: Path, month: str) -> tuple[list[TelemetryLoad], AllocationResult]:
+    """Ingest the configured telemetry, then split billing month ``YYYY-MM`` and rebuild showback."""
+    config = load_config(home)
+    loads = ingest_telemetry(con, config.telemetry, config.allocation, month)
+    return loads, allocate_month(con, config.allocation, month, config.reporting)
+
+
+def billing_months(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Billing months with published FOCUS rows, oldest first."""
+    rows = con.execute(f"SELECT DISTINCT {BILLING_MONTH_SQL} FROM focus.costs ORDER BY 1").fetchall()
+    return [row[0] for row in rows]
+
+
+def deliveries_from_paths(con: duckdb.DuckDBPyConnection, paths: list[Path], fmt: str) -> list[Delivery]:
+    """Deliveries in files or folders a user downloaded: export folders by their manifests, loose files as one."""
+    deliveries: list[Delivery] = []
+    loose: list[Path] = []
+    for path in paths:
+        if not path.exists():
+            raise InputError(path, "no such file or folder")
+        if path.is_file():
+            loose.append(path)
+        elif _is_azure_export(path, fmt):
+            azure_format = fmt if fmt != "auto" else detect_format(con, azure_exports.first_data_file(path))
+            deliveries.extend(azure_exports.discover(path, azure_format))
+        elif exports.is_cur1_report(path):
+            deliveries.extend(exports.discover_cur1(path))
+        elif gcp_exports.is_table(path) or gcp_exports.is_dataset(path):
+            deliveries.extend(gcp_exports.discover(path, fmt if fmt != "auto" else "gcp-bq"))
+        elif exports.is_data_export(path):
+            export_format = fmt if fmt != "auto" else _data_export_format(con, path)
+            deliveries.extend(exports.discover_data_export(path, export_format))
+        else:
+            loose.extend(sorted(p for p in path.rglob("*") if p.is_file() and _is_data_file(p, fmt)))
+    if loose:
+        loose_format = fmt if fmt != "auto" else _single_format(con, loose)
+        deliveries.append(Delivery(source_format=loose_format, files=tuple(loose)))
+    return deliveries
+
+
+def _is_azure_export(path: Path, fmt: str) -> bool:
+    """Azure export folders also hold date-range folders like CUR 1 reports: the format, or a manifest, decides."""
+    if not azure_exports.looks_like_export(path):
+        return False
+    return fmt in azure_exports.FORMATS or (fmt == "auto" and azure_exports.has_azure_manifest(path))
+
+
+def _is_data_file(path: Path, fmt: str) -> bool:
+    """CSV and Parquet; newline-delimited JSON too where ``fmt`` may read it, but never a manifest."""
+    name = path.name.lower()
+    if name.endswith(_TABLE_SUFFIXES):
+        return True
+    return fmt in _JSON_FORMATS and gcp_billing.is_json_file(path) and not _is_manifest(path)
+
+
+def _is_manifest(path: Path) -> bool:
+    """manifest.json, _manifest.json (Azure), <report>-Manifest.json (AWS)."""
+    return path.name.lower().endswith("manifest.json")
+
+
+def _data_export_format(con: duckdb.DuckDBPyConnection, folder: Path) -> str:
+    files = sorted(p for p in (folder / "data").rglob("*") if p.is_file() and _is_data_file(p, "aws-cur2"))
+    if not files:
+        raise InputError(folder, "export folder has no data files to tell its format from; pass --format")
+    return detect_format(con, files[0])
+
+
+def _single_format(con: duckdb.DuckDBPyConnection, files: list[Path]) -> str:
+    formats = {detect_format(con, f) for f in files}
+    if len(formats) > 1:
+        raise InputError(files[0], f"files of different formats ({', '.join(sorted(formats))}); import them separately")
+    return formats.pop()

@@ -1,0 +1,679 @@
+"""The ingestion contract (docs/decisions/0011), tried on copies of the demo home with its own exports changed
+the way providers, sync mishaps and users change them. Each case either publishes nothing new with a one-line
+error, or holds the delivery for ``gpuledger accept``, or loads with flags and exact totals; published data is
+compared before and after."""
+
+from __future__ import annotations
+
+import csv
+import errno
+import gzip
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from contextlib import closing
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from gpuledger.normalize.focus_passthrough import ADDED_IN
+from gpuledger.publish.snapshot import ANALYST_FILE, PUBLISHED_TABLES
+from gpuledger.warehouse.home import exclusive_run, open_warehouse
+from models.focus import FOCUS_COLUMN_NAMES
+from pipelines.cli import EXIT_HELD, main
+from tests.conftest import focus_snapshot, validate_warehouse
+
+CUR2 = "exports/helios-billing-exports/cur2/helios-cur2"
+CUR2_NOVEMBER_MANIFEST = f"{CUR2}/metadata/BILLING_PERIOD=2026-11/helios-cur2-Manifest.json"
+CUR1 = "exports/helios-legacy-billing/cur1/helios-legacy-cur"
+CUR1_NOVEMBER = f"{CUR1}/20261101-20261201"
+AZURE = "exports/heliosfinops/cost-exports/helios-mca"
+GCP_TABLE = "exports/helios-gcp-billing/parquet/gcp_billing_export_resource_v1_01A2B3_C4D5E6_F7A8B9"
+GCP_NOVEMBER = f"{GCP_TABLE}/invoice_month=202611"
+CUR2_PAYER, CUR1_PAYER = "012345678901", "004455667788"
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``gpuledger`` in a process of its own, as cron would run it."""
+    command = [sys.executable, "-m", "pipelines.cli", *args, "--home", str(home)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+
+
+RECORDS_OF_THE_ATTEMPT = ("meta.deliveries", "meta.delivery_holds")
+"""What a run that holds a delivery publishes anew: the held delivery and why; every other table stays."""
+
+
+def _published(home: Path, origin: Path, *, except_: tuple[str, ...] = ()) -> dict[str, str]:
+    """A hash of every published table of the analyst file, rows in a fixed order, with the paths of the home
+    (and of ``origin``, the demo home it was copied from) spelled alike."""
+    with duckdb.connect(str(home / ANALYST_FILE), read_only=True) as con:
+        # table names are the publisher's constants
+        tables = {t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in PUBLISHED_TABLES}
+    return {
+        table: hashlib.sha256(
+            repr(rows).replace(str(origin), "<home>").replace(str(home), "<home>").encode()
+        ).hexdigest()
+        for table, rows in tables.items()
+        if table not in except_
+    }
+
+
+def _loaded(home: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    """The warehouse's published FOCUS rows and slice owners."""
+    with closing(open_warehouse(home)) as con:
+        return focus_snapshot(con), con.execute(
+            "SELECT * EXCLUDE (replaced_at) FROM meta.slices ORDER BY ALL"
+        ).fetchall()
+
+
+def _total(home: Path, account: str, month: str) -> tuple[int, Decimal, Decimal]:
+    with closing(open_warehouse(home)) as con:
+        row = con.execute(
+            "SELECT count(*), coalesce(sum(BilledCost), 0), coalesce(sum(EffectiveCost), 0) FROM focus.costs"
+            " WHERE BillingAccountId = $account AND strftime(BillingPeriodStart + INTERVAL 14 HOUR, '%Y-%m') = $month",
+            {"account": account, "month": month},
+        ).fetchone()
+    assert row is not None
+    return int(row[0]), row[1], row[2]
+
+
+def _rewrite_csv_gz(path: Path, change: object) -> None:
+    rows = list(csv.reader(io.StringIO(gzip.decompress(path.read_bytes()).decode("utf-8-sig"))))
+    change(rows)  # type: ignore[operator]
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    path.write_bytes(gzip.compress(out.getvalue().encode("utf-8")))
+
+
+def _cur1_part(home: Path) -> Path:
+    return next((home / CUR1_NOVEMBER).rglob("*.csv.gz"))
+
+
+def _one_line_error(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("gpuledger: error: ")
+    return lines[0]
+
+
+# 1. An empty newer delivery would wipe a published month: it is held, and empties the month once accepted.
+
+
+def test_an_empty_newer_data_export_is_held_until_accepted(demo_copy, demo_home):
+    before = _published(demo_copy, demo_home, except_=RECORDS_OF_THE_ATTEMPT)
+    manifest = demo_copy / CUR2_NOVEMBER_MANIFEST
+    data = json.loads(manifest.read_text()) | {"executionId": "5e2f1b8e-empty", "dataFiles": []}
+    manifest.write_text(json.dumps(data))
+    november = _total(demo_copy, CUR2_PAYER, "2026-11")
+
+    held = _run(demo_copy, "run")
+    assert held.returncode == EXIT_HELD, held.stderr
+    assert "empty_slice AWS 012345678901 2026-11: would empty the slice" in held.stdout
+    assert _published(demo_copy, demo_home, except_=RECORDS_OF_THE_ATTEMPT) == before
+    assert _total(demo_copy, CUR2_PAYER, "2026-11") == november
+    status = _run(demo_copy, "status")
+    assert status.returncode == EXIT_HELD and "5e2f1b8e-empty" in status.stdout
+
+    delivery = next(line.strip() for line in held.stdout.splitlines() if "5e2f1b8e-empty" in line)
+    accepted = _run(demo_copy, "accept", delivery)
+    assert accepted.returncode == 0, accepted.stderr
+    assert _total(demo_copy, CUR2_PAYER, "2026-11") == (0, 0, 0)
+    assert _run(demo_copy, "status").returncode == 0
+
+
+def test_a_header_only_cur1_assembly_is_held(demo_copy, capsys):
+    part = _cur1_part(demo_copy)
+    _rewrite_csv_gz(part, lambda rows: rows.__delitem__(slice(1, None)))
+    before = _loaded(demo_copy)
+    code, out, _ = _cli(capsys, "import", demo_copy / CUR1, "--home", demo_copy)
+    assert code == EXIT_HELD
+    assert "empty_slice AWS 004455667788 2026-11" in out
+    assert _loaded(demo_copy) == before
+
+
+# 2. A slice belongs to the source that delivered it.
+
+
+def _focus_file(home: Path, path: Path, account: str, month: str) -> Path:
+    """One FOCUS row of a slice, claiming it from a file that is no delivery of that slice's source."""
+    with closing(open_warehouse(home)) as con:
+        con.execute(
+            f"COPY (SELECT {', '.join(FOCUS_COLUMN_NAMES)} FROM focus.costs WHERE BillingAccountId = $account"
+            " AND ChargeCategory = 'Usage' AND strftime(BillingPeriodStart, '%Y-%m') = $month ORDER BY ALL LIMIT 1)"
+            f" TO '{path}' (HEADER)",
+            {"account": account, "month": month},
+        )
+    return path
+
+
+def test_a_focus_file_cannot_replace_another_source_s_slice(demo_copy, capsys, tmp_path):
+    claim = _focus_file(demo_copy, tmp_path / "claim-2026-11.csv", CUR2_PAYER, "2026-11")
+    before = _loaded(demo_copy)
+    code, _, err = _cli(capsys, "import", claim, "--home", demo_copy, "--format", "focus")
+    assert code == 1
+    line = _one_line_error(err)
+    assert "slice AWS 012345678901 2026-11 belongs to source 'helios-cur2'" in line and "--source helios-cur2" in line
+    assert _loaded(demo_copy) == before
+
+
+def test_a_configured_focus_source_cannot_take_a_slice_unless_it_supersedes_it(demo_copy, demo_home, tmp_path):
+    folder = demo_copy / "exports" / "other-focus" / "2026-11"
+    folder.mkdir(parents=True)
+    _focus_file(demo_copy, folder / "claim.csv", CUR2_PAYER, "2026-11")
+    config = demo_copy / "gpuledger.toml"
+    source = '\n[[sources]]\nname = "gpu-cloud"\nformat = "focus"\npath = "exports/other-focus"\n'
+    config.write_text(config.read_text() + source)
+    before = _published(demo_copy, demo_home)
+    refused = _run(demo_copy, "run")
+    assert refused.returncode == 1
+    assert "belongs to source 'helios-cur2'" in refused.stderr.strip().splitlines()[-1]
+    assert _published(demo_copy, demo_home) == before
+    # declared, the takeover is the user's decision (November is open: no hold)
+    config.write_text(
+        config.read_text().replace(
+            'path = "exports/other-focus"', 'path = "exports/other-focus"\nsupersedes = ["helios-cur2"]'
+        )
+    )
+    taken = _run(demo_copy, "run")
+    assert taken.returncode == 0, taken.stderr
+    assert _total(demo_copy, CUR2_PAYER, "2026-11")[0] == 1
+
+
+# 3. GCP extracts: a record delivered again counts once, an appended correction adds.
+
+
+def _extract(folder: Path, select: str, files: list[Path]) -> None:
+    """A new extract folder holding ``select`` over the records of ``files`` (``r``), written as BigQuery's are."""
+    folder.mkdir()
+    with duckdb.connect() as con:
+        con.execute(
+            f"COPY ({select}) TO '{folder / 'part-000.parquet'}' (FORMAT parquet)".replace(
+                "{records}", f"read_parquet({[str(f) for f in files]}, hive_partitioning = false) AS r"
+            )
+        )
+
+
+def test_repeated_and_re_extracted_gcp_records_count_once_and_corrections_add(demo_copy):
+    before = _total(demo_copy, "01A2B3-C4D5E6-F7A8B9", "2026-11")
+    extracts = sorted((demo_copy / GCP_NOVEMBER).glob("*/part-000.parquet"))
+    records = pl.read_parquet(extracts, hive_partitioning=False).height
+    # a full re-extract of the month: every record so far, in one new folder
+    _extract(demo_copy / GCP_NOVEMBER / "export_time=2026-12-11T03:00:00Z", "SELECT * FROM {records}", extracts)
+    shutil.copytree(extracts[0].parent, demo_copy / GCP_NOVEMBER / "export_time=2026-12-10T03:00:00Z")  # a repeat
+    repeated = _run(demo_copy, "run")
+    assert repeated.returncode == 0, repeated.stderr
+    assert _total(demo_copy, "01A2B3-C4D5E6-F7A8B9", "2026-11") == before
+    with closing(open_warehouse(demo_copy)) as con:
+        counted_once = con.execute(
+            "SELECT rows FROM meta.delivery_repairs JOIN meta.slices USING (delivery_id)"
+            " WHERE change = 'RepeatedExtractRecord' AND billing_account_id = '01A2B3-C4D5E6-F7A8B9'"
+        ).fetchall()
+    # the repeated extract and the re-extract: each record counted once, from the oldest extract holding it
+    assert counted_once == [(records - 2 + records,)]
+
+    # a genuine correction appended later: a new record (its own export_time), without credits, adds
+    correction = (
+        "SELECT * REPLACE (TIMESTAMPTZ '2026-12-12 03:00:00+00' AS export_time, -cost AS cost)"
+        " FROM (SELECT * FROM {records} WHERE len(credits) = 0 ORDER BY cost DESC LIMIT 1)"
+    )
+    _extract(demo_copy / GCP_NOVEMBER / "export_time=2026-12-12T03:00:00Z", correction, extracts[:1])
+    with duckdb.connect() as con:
+        delta = con.execute(
+            f"SELECT -max(cost)::DECIMAL(38,10) FROM read_parquet('{extracts[0]}') WHERE len(credits) = 0"
+        ).fetchone()[0]
+    assert _run(demo_copy, "run").returncode == 0
+    rows, billed, effective = _total(demo_copy, "01A2B3-C4D5E6-F7A8B9", "2026-11")
+    assert (rows, billed, effective) == (before[0] + 1, before[1] + delta, before[2] + delta)
+
+
+# 4. Duplicates within a delivery are refused, naming file and row.
+
+
+def _list_cur1_file_twice(home: Path) -> None:
+    manifest = home / CUR1_NOVEMBER / "helios-legacy-cur-Manifest.json"
+    data = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps(data | {"reportKeys": data["reportKeys"] * 2}))
+
+
+def _copy_cur1_file_under_another_name(home: Path) -> None:
+    manifest = home / CUR1_NOVEMBER / "helios-legacy-cur-Manifest.json"
+    data = json.loads(manifest.read_text())
+    part = _cur1_part(home)
+    shutil.copy(part, part.with_name("helios-legacy-cur-2.csv.gz"))
+    manifest.write_text(
+        json.dumps(data | {"reportKeys": [*data["reportKeys"], data["reportKeys"][0].replace("-1.", "-2.")]})
+    )
+
+
+def _duplicate_every_row(home: Path) -> None:
+    _rewrite_csv_gz(
+        _cur1_part(home), lambda rows: rows.__setitem__(slice(1, None), [r for r in rows[1:] for _ in (1, 2)])
+    )
+
+
+def _copy_one_line_item_many_times(home: Path) -> None:
+    _rewrite_csv_gz(_cur1_part(home), lambda rows: rows.extend([rows[5]] * 2000))
+
+
+@pytest.mark.parametrize(
+    ("change", "message", "row"),
+    [
+        (_list_cur1_file_twice, "the delivery lists this file twice", None),
+        (_copy_cur1_file_under_another_name, "has the same bytes as", None),
+        (_duplicate_every_row, "repeats row 1: a delivery lists each line item once", 2),
+        (_copy_one_line_item_many_times, "repeats row 5: a delivery lists each line item once", None),
+    ],
+)
+def test_a_delivery_counting_a_line_item_twice_is_refused(demo_copy, capsys, change, message, row):
+    change(demo_copy)
+    before = _loaded(demo_copy)
+    code, _, err = _cli(capsys, "import", demo_copy / CUR1, "--home", demo_copy)
+    assert code == 1
+    line = _one_line_error(err)
+    assert message in line
+    if row is not None:
+        assert f"row {row}, column 'identity/LineItemId'" in line
+    assert _loaded(demo_copy) == before
+
+
+# 5. An older delivery never replaces a newer one.
+
+
+def test_an_older_azure_run_imported_by_hand_is_refused(demo_copy, capsys, tmp_path):
+    older = tmp_path / "helios-mca"
+    shutil.copytree(demo_copy / AZURE, older)
+    for export in ("helios-actual-cost", "helios-amortized-cost"):
+        runs = sorted(
+            (older / export / "20261101-20261130").iterdir(),
+            key=lambda run: json.loads((run / "manifest.json").read_text())["runInfo"]["submittedTime"],
+        )
+        shutil.rmtree(runs[-1])  # only the older run of November is left
+        shutil.rmtree(older / export / "20261001-20261031")
+    before = _loaded(demo_copy)
+    code, _, err = _cli(
+        capsys, "import", older, "--home", demo_copy, "--format", "azure-cost-details", "--source", "helios-azure-mca"
+    )
+    assert code == 1
+    assert "is older than the loaded delivery" in _one_line_error(err)
+    assert _loaded(demo_copy) == before
+
+
+def test_an_older_gcp_extract_alone_is_refused(demo_copy, capsys, tmp_path):
+    table = tmp_path / GCP_TABLE.rsplit("/", 1)[1]
+    shutil.copytree(demo_copy / GCP_TABLE, table)
+    shutil.rmtree(table / "invoice_month=202610")
+    shutil.rmtree(table / "invoice_month=202611" / "export_time=2026-12-09T03:00:00Z")
+    before = _loaded(demo_copy)
+    code, _, err = _cli(capsys, "import", table, "--home", demo_copy, "--source", "helios-gcp-billing")
+    assert code == 1
+    assert "is older than the loaded delivery" in _one_line_error(err)
+    assert _loaded(demo_copy) == before
+
+
+# 6. import takes the home's run lock.
+
+
+def test_import_during_a_run_is_refused_at_once(demo_copy, capsys):
+    before = _loaded(demo_copy)
+    with exclusive_run(demo_copy):  # a run in progress
+        code, _, err = _cli(capsys, "import", demo_copy / CUR1, "--home", demo_copy)
+    assert code == 1
+    assert "another gpuledger run is in progress" in _one_line_error(err)
+    assert _loaded(demo_copy) == before
+
+
+# 7. import never exits silently on a folder without a complete delivery.
+
+
+def test_import_of_a_folder_without_a_complete_delivery_says_why(demo_copy, capsys, tmp_path):
+    lone = tmp_path / "helios-mca"
+    shutil.copytree(demo_copy / AZURE, lone)
+    shutil.rmtree(lone / "helios-amortized-cost")
+    code, _, err = _cli(capsys, "import", lone, "--home", demo_copy, "--format", "azure-cost-details")
+    assert code == 1 and "no complete delivery to import here" in _one_line_error(err)
+    assert "no actual or amortized export to pair with" in err
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, _, err = _cli(capsys, "import", empty, "--home", demo_copy)
+    assert code == 1 and "no complete delivery to import here" in _one_line_error(err)
+
+    run = next((demo_copy / AZURE / "helios-actual-cost" / "20261101-20261130").iterdir())
+    pending = run.with_name("ffffffff-0000-4000-8000-000000000000")
+    shutil.copytree(run, pending)
+    (pending / "manifest.json").unlink()
+    code, out, _ = _cli(capsys, "import", demo_copy / AZURE, "--home", demo_copy, "--format", "azure-cost-details")
+    assert code == 0
+    assert f"note: {pending}: a run without its manifest (still being written?), not a delivery yet" in out
+
+
+# 8. A failed run ends in one line naming file, row, column and reason; status says so and exits non-zero.
+
+
+def test_a_failed_run_prints_one_error_line_and_status_reports_it(demo_copy, demo_home):
+    def bad_cost(rows: list[list[str]]) -> None:
+        rows[6][rows[0].index("lineItem/UnblendedCost")] = "n/a"
+
+    _rewrite_csv_gz(_cur1_part(demo_copy), bad_cost)
+    before = _published(demo_copy, demo_home)
+    failed = _run(demo_copy, "run")
+    assert failed.returncode == 1
+    lines = failed.stderr.strip().splitlines()
+    assert len(lines) <= 3, failed.stderr
+    assert lines[-1] == (
+        f"gpuledger: error: {_cur1_part(demo_copy)}, row 6, column 'lineItem/UnblendedCost':"
+        " 'n/a' is not a valid DECIMAL(38,10)"
+    )
+    log = Path(lines[0].rsplit("Dagster's log of the run: ", 1)[1])
+    assert 'File "' in log.read_text() and "lineItem/UnblendedCost" in log.read_text()  # the traceback is there
+    assert _published(demo_copy, demo_home) == before
+    status = _run(demo_copy, "status")
+    assert status.returncode == 1
+    assert "last run:" in status.stdout and "'n/a' is not a valid DECIMAL(38,10)" in status.stdout
+
+
+def test_a_disk_full_is_one_line_naming_what_ran_out(demo_copy, demo_home, capsys, monkeypatch):
+    import gpuledger.publish.snapshot as publishing
+
+    def full(path: Path) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(publishing, "_fsync", full)  # the publish's flush before its rename
+    before = _published(demo_copy, demo_home)
+    code, _, err = _cli(capsys, "run", "--home", demo_copy)
+    assert code == 1
+    lines = err.strip().splitlines()
+    assert len(lines) <= 2 and lines[-1].startswith("gpuledger: error: no space left on the disk"), err
+    assert _published(demo_copy, demo_home) == before
+
+
+# 9. Each refusal names the bad row and the source's own column, with the whole reason.
+
+
+def _set(row: int, column: str, value: str) -> object:
+    def change(rows: list[list[str]]) -> None:
+        rows[row][rows[0].index(column)] = value
+
+    return change
+
+
+def _replace_line(path: Path, index: int, raw: bytes) -> None:
+    """Line ``index`` of a gzipped CSV (the header is line 0) replaced by raw bytes, as a broken writer leaves it."""
+    lines = gzip.decompress(path.read_bytes()).splitlines(keepends=True)
+    lines[index] = raw + b"\n"
+    path.write_bytes(gzip.compress(b"".join(lines)))
+
+
+@pytest.mark.parametrize(
+    ("change", "row", "column", "reason"),
+    [
+        (_set(101, "lineItem/CurrencyCode", "EUR"), 101, "lineItem/CurrencyCode", "several currencies (EUR, USD)"),
+        (_set(7, "lineItem/UnblendedCost", ""), 7, "lineItem/UnblendedCost", "is empty, but FOCUS BilledCost"),
+        (_set(9, "bill/PayerAccountId", "999999999999"), 9, "bill/PayerAccountId", "is for account 999999999999"),
+        (
+            _set(11, "lineItem/UsageStartDate", "2026-11-05T\x1b[31m00:00:00Z"),
+            11,
+            "lineItem/UsageStartDate",
+            "\\x1b[31m",
+        ),
+    ],
+)
+def test_refusals_name_the_row_and_the_source_column(demo_copy, capsys, change, row, column, reason):
+    _rewrite_csv_gz(_cur1_part(demo_copy), change)
+    before = _loaded(demo_copy)
+    code, _, err = _cli(capsys, "import", demo_copy / CUR1, "--home", demo_copy)
+    assert code == 1
+    line = _one_line_error(err)
+    assert f"row {row}" in line and reason in line
+    if column:
+        assert f"column '{column}'" in line
+    assert "\x1b" not in line  # control characters never reach the terminal raw
+    assert _loaded(demo_copy) == before
+
+
+@pytest.mark.parametrize(
+    ("row", "breakage", "reason"),
+    [
+        (12, lambda line: b'a,"unterminated', "unterminated quote"),
+        (13, lambda line: b"short,row", "Expected Number of Columns"),
+        (20, lambda line: line.replace(b",", b",\xe9", 1), "not utf-8"),
+        (30, lambda line: line.rstrip(b"\n") + b"x" * 10_000_000, "Maximum line size"),
+    ],
+)
+def test_a_malformed_csv_row_is_named_with_its_reason(demo_copy, capsys, row, breakage, reason):
+    part = _cur1_part(demo_copy)
+    line = gzip.decompress(part.read_bytes()).splitlines()[row]
+    _replace_line(part, row, breakage(line))
+    before = _loaded(demo_copy)
+    code, _, err = _cli(capsys, "import", demo_copy / CUR1, "--home", demo_copy)
+    assert code == 1
+    error = _one_line_error(err)
+    assert f"{part}, row {row}: not a well-formed CSV row: " in error and reason in error and len(error) < 1000
+    assert _loaded(demo_copy) == before
+
+
+def test_mixed_currency_in_gcp_json_lines_names_the_record(demo_copy, capsys):
+    table = demo_copy / GCP_TABLE.replace("/parquet/", "/jsonl/")
+    part = next((table / "invoice_month=202611" / "export_time=2026-12-03T03:00:00Z").glob("*.jsonl.gz"))
+    lines = gzip.decompress(part.read_bytes()).decode().splitlines(keepends=True)
+    lines[103] = json.dumps(json.loads(lines[103]) | {"currency": "EUR"}) + "\n"
+    part.write_bytes(gzip.compress("".join(lines).encode()))
+    code, _, err = _cli(capsys, "import", table, "--home", demo_copy, "--source", "helios-gcp-billing")
+    assert code == 1
+    line = _one_line_error(err)
+    assert f"{part}, row 104, column 'currency': 'EUR'" in line
+
+
+# 10. Lossy money, malformed keys and manifests, and files outside the export are refused; far-off usage is held.
+
+
+def _cur2_part(home: Path) -> Path:
+    manifest = json.loads((home / CUR2_NOVEMBER_MANIFEST).read_text())
+    return home / CUR2 / "data" / manifest["dataFiles"][0].split("/data/", 1)[1]
+
+
+def _rewrite_parquet(path: Path, replace: str) -> None:
+    """A Parquet file with some columns replaced (DuckDB SQL over the row's columns and ``rn``, its 0-based row)."""
+    rewritten = path.with_name(f"new-{path.name}")
+    with duckdb.connect() as con:
+        con.execute(
+            f"COPY (SELECT * EXCLUDE (rn, file_row_number) REPLACE ({replace}) FROM (SELECT *, file_row_number AS rn"
+            f" FROM read_parquet('{path}', file_row_number = true, hive_partitioning = false)) ORDER BY rn)"
+            f" TO '{rewritten}' (FORMAT parquet)"
+        )
+    rewritten.replace(path)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ("CAST(line_item_unblended_cost AS FLOAT) AS line_item_unblended_cost", "32-bit float"),
+        ("line_item_unblended_cost + 0.0000000000123 AS line_item_unblended_cost", "is not exact to 10 decimal places"),
+        (
+            "bill_billing_period_end_date + INTERVAL 1 MONTH AS bill_billing_period_end_date",
+            "the billing period is not one month long",
+        ),
+    ],
+)
+def test_lossy_money_and_a_two_month_billing_period_are_refused(demo_copy, capsys, change, message):
+    _rewrite_parquet(_cur2_part(demo_copy), change)
+    before = _loaded(demo_copy)
+    code, _, err = _cli(capsys, "import", demo_copy / CUR2, "--home", demo_copy)
+    assert code == 1 and message in _one_line_error(err)
+    assert _loaded(demo_copy) == before
+
+
+def test_usage_dated_months_outside_its_billing_period_is_held(demo_copy, capsys):
+    later = ", ".join(
+        f"CASE WHEN rn < 3 THEN {c} + INTERVAL 3 MONTH ELSE {c} END AS {c}"
+        for c in ("line_item_usage_start_date", "line_item_usage_end_date")
+    )
+    _rewrite_parquet(_cur2_part(demo_copy), later)
+    before = _loaded(demo_copy)
+    code, out, _ = _cli(capsys, "import", demo_copy / CUR2, "--home", demo_copy)
+    assert code == EXIT_HELD
+    assert "usage_outside_period AWS 012345678901 2026-11: 3 row(s) charge usage" in out
+    assert _loaded(demo_copy) == before
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda m: m | {"billingPeriod": "2026-10"}, "the manifest states billing period '2026-10'"),
+        (
+            lambda m: (
+                m | {"dataFiles": [f.replace("helios-billing-exports", "someone-elses-bucket") for f in m["dataFiles"]]}
+            ),
+            "from s3://someone-elses-bucket, but its deliveries came from s3://helios-billing-exports",
+        ),
+    ],
+)
+def test_a_manifest_naming_another_period_or_bucket_is_refused(demo_copy, capsys, change, message):
+    manifest = demo_copy / CUR2_NOVEMBER_MANIFEST
+    manifest.write_text(json.dumps(change(json.loads(manifest.read_text())) | {"executionId": "other"}))
+    before = _loaded(demo_copy)
+    code, _, err = _cli(capsys, "import", demo_copy / CUR2, "--home", demo_copy)
+    assert code == 1 and message in _one_line_error(err)
+    assert _loaded(demo_copy) == before
+
+
+def test_a_file_linked_from_outside_the_export_folder_is_refused(demo_copy, capsys, tmp_path):
+    part = _cur2_part(demo_copy)
+    outside = tmp_path / "elsewhere.parquet"
+    shutil.move(part, outside)
+    part.symlink_to(outside)
+    before = _loaded(demo_copy)
+    code, _, err = _cli(capsys, "import", demo_copy / CUR2, "--home", demo_copy)
+    assert code == 1 and "a link leads outside the export folder" in _one_line_error(err)
+    assert _loaded(demo_copy) == before
+
+
+# 11. Real files' quirks load, repaired and flagged, with exact totals.
+
+
+def test_a_multi_provider_focus_1_0_export_with_oracle_s_gaps_loads_flagged_and_exact(
+    demo_copy, home, capsys, tmp_path, validator_ready
+):
+    """The demo's FOCUS rows as one FOCUS 1.0 file of three providers, written the way the anonymized FOCUS
+    sample data is (1.0 columns, ``NULL`` for empty, naive timestamps): Google's rows become Oracle's, whose
+    ContractedCost, ContractedUnitPrice and ChargeClass are NULL."""
+    columns_1_0 = [c for c in FOCUS_COLUMN_NAMES if c not in _ADDED_AFTER_1_0]
+    with closing(open_warehouse(demo_copy)) as con:
+        source = con.execute(
+            f"SELECT {', '.join(columns_1_0)} FROM focus.costs WHERE strftime(BillingPeriodStart, '%Y-%m') = '2026-10'"
+            " AND ChargeClass IS NULL ORDER BY ALL"
+        ).pl()
+    oracle = pl.col("ProviderName") == "Google Cloud"
+    rows = source.with_columns(
+        *(pl.when(oracle).then(None).otherwise(pl.col(c)).alias(c) for c in ("ContractedCost", "ContractedUnitPrice")),
+        *(
+            pl.when(oracle).then(pl.lit("Oracle")).otherwise(pl.col(c)).alias(c)
+            for c in ("ProviderName", "PublisherName", "InvoiceIssuerName")
+        ),
+    )
+    sample = tmp_path / "focus_sample-2026-10.csv"
+    rows.write_csv(sample, null_value="NULL", datetime_format="%Y-%m-%d %H:%M:%S")
+    code, out, err = _cli(capsys, "import", sample, "--home", home, "--format", "focus")
+    assert code == 0, err
+    oracle_rows = rows.filter(pl.col("ProviderName") == "Oracle").height
+    assert f"MissingContractedCost {oracle_rows:,}" in out
+    with closing(open_warehouse(home)) as con:
+        loaded = con.execute(
+            "SELECT ProviderName, sum(BilledCost), sum(EffectiveCost) FROM focus.costs GROUP BY ALL ORDER BY ALL"
+        ).fetchall()
+        assert validate_warehouse(con, tmp_path) == []
+    expected = rows.group_by("ProviderName").agg(pl.col("BilledCost").sum(), pl.col("EffectiveCost").sum())
+    assert loaded == sorted(expected.iter_rows())
+
+
+_ADDED_AFTER_1_0 = {name for names in ADDED_IN.values() for name in names}
+
+
+def test_an_azure_tags_cell_holding_an_empty_json_string_is_repaired(demo_copy, capsys):
+    november = _total(demo_copy, "F7W4-NQLF-SZU-QNK", "2026-11")
+    for export in ("helios-actual-cost", "helios-amortized-cost"):
+        folder = demo_copy / AZURE / export / "20261101-20261130"
+        newest = max(
+            folder.iterdir(),
+            key=lambda run: json.loads((run / "manifest.json").read_text())["runInfo"]["submittedTime"],
+        )
+        _rewrite_csv_gz(newest / "part_0_0001.csv.gz", _set(3, "tags", '""'))
+        manifest = json.loads((newest / "manifest.json").read_text())
+        manifest["blobs"][0]["byteCount"] = (newest / "part_0_0001.csv.gz").stat().st_size
+        (newest / "manifest.json").write_text(json.dumps(manifest))
+    code, out, err = _cli(capsys, "import", demo_copy / AZURE, "--home", demo_copy, "--format", "azure-cost-details")
+    assert code == 0, err
+    with closing(open_warehouse(demo_copy)) as con:
+        flagged = con.execute(
+            "SELECT Tags, x_SourceValues FROM focus.costs WHERE x_SourceChanges = 'InvalidTags'"
+        ).fetchall()
+    assert flagged and all(row == (None, '{"tags":"\\"\\""}') for row in flagged)
+    assert f"InvalidTags {len(flagged)}" in out
+    assert _total(demo_copy, "F7W4-NQLF-SZU-QNK", "2026-11") == november
+
+
+def test_aws_units_and_a_marketplace_product_under_two_codes_are_normalized(demo_copy, capsys):
+    def quirks(rows: list[list[str]]) -> None:
+        header = rows[0]
+        unit, product, code = (header.index(c) for c in ("pricing/unit", "product/ProductName", "lineItem/ProductCode"))
+        rows[1][unit] = "Obj-Month"
+        rows[2][product] = rows[3][product] = "Red Hat Enterprise Linux 7"
+        rows[2][code], rows[3][code] = "AmazonEC2", "5bctyqvmoe4a8c3f7gbrd8tsk"  # a Marketplace product code
+
+    november = _total(demo_copy, CUR1_PAYER, "2026-11")
+    _rewrite_csv_gz(_cur1_part(demo_copy), quirks)
+    code, out, err = _cli(capsys, "import", demo_copy / CUR1, "--home", demo_copy)
+    assert code == 0, err
+    assert _total(demo_copy, CUR1_PAYER, "2026-11") == november
+    with closing(open_warehouse(demo_copy)) as con:
+        unified = con.execute(
+            "SELECT count(*), min(x_SourceValues) FROM focus.costs WHERE x_SourceChanges = 'ServiceCategoryUnified'"
+        ).fetchone()
+        units = con.execute(
+            "SELECT DISTINCT PricingUnit FROM focus.costs WHERE x_PricingUnitDescription = 'Obj-Month'"
+        ).fetchall()
+        categories = con.execute(
+            "SELECT DISTINCT ServiceCategory FROM focus.costs WHERE ServiceName = 'Red Hat Enterprise Linux 7'"
+        ).fetchall()
+    assert units == [("Object-Months",)] and categories == [("Compute",)]
+    # the Marketplace code's rows were Other: they take the service's other category, and say so
+    assert unified[0] > 0 and f"ServiceCategoryUnified {unified[0]}" in out
+    assert json.loads(unified[1]) == {"ServiceCategory": "Other", "ServiceSubcategory": "Other (Other)"}
+
+
+@pytest.mark.parametrize("how", ["config", "flag"])
+def test_strict_ingestion_refuses_what_it_would_repair(demo_copy, capsys, how):
+    config = demo_copy / "gpuledger.toml"
+    if how == "config":
+        config.write_text(config.read_text() + "\n[ingest]\nstrict = true\n")
+    _rewrite_csv_gz(_cur1_part(demo_copy), _set(1, "pricing/unit", "Obj Month/Per Object"))
+    before = _loaded(demo_copy)
+    strict = ["--strict"] if how == "flag" else []
+    code, _, err = _cli(capsys, "import", demo_copy / CUR1, "--home", demo_copy, *strict)
+    assert code == 1
+    line = _one_line_error(err)
+    assert "UnmappedUnit" in line and "column 'pricing/unit'" in line and "row 1" in line
+    assert _loaded(demo_copy) == before
+
+
+def test_the_demo_reruns_without_holds_and_its_real_quirks_stay_exact(demo_home):
+    """The demo itself (a restated CUR 2.0 month, Azure run twice, a GCP correction appended later) loads without
+    a hold or a repair: the contract never gets in the way of clean data."""
+    with duckdb.connect(str(demo_home / "warehouse.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM meta.delivery_holds").fetchone() == (0,)
+        assert con.execute("SELECT DISTINCT state FROM meta.deliveries").fetchall() == [("published",)]
+        assert con.execute("SELECT count(*) FROM focus.cost_rows WHERE x_SourceChanges IS NOT NULL").fetchone() == (0,)
+    assert os.path.exists(demo_home / "run-status.json")

@@ -1,0 +1,140 @@
+"""Slice replacement: a newer delivery replaces the old one for its period, never adds to it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from connectors.aws.exports import discover_cur1
+from gpuledger.gates.load import FORMAT_MODELS, _write, accept_delivery, load_delivery
+from models.delivery import Delivery
+from models.errors import InputError
+from tests.conftest import focus_snapshot
+from tests.fixtures.cur_cases import EXPECTED_BILLED, PAYER, every_line_item_type, write_cur1_csv
+
+
+def _deliver(report: Path, assembly: str, rows: list[dict[str, str]]) -> None:
+    """A CUR 1 assembly for 2026-11 and the period manifest pointing at it (as AWS writes them)."""
+    period = report / "20261101-20261201"
+    write_cur1_csv(period / assembly / "helios-1.csv.gz", rows)
+    manifest = {
+        "assemblyId": assembly,
+        "account": PAYER,
+        "reportKeys": [f"cur/helios/20261101-20261201/{assembly}/helios-1.csv.gz"],
+    }
+    (period / "helios-Manifest.json").write_text(json.dumps(manifest))
+
+
+def _billed(con) -> Decimal:
+    row = con.execute("SELECT coalesce(sum(BilledCost), 0) FROM focus.costs").fetchone()
+    return row[0]
+
+
+def test_restating_delivery_replaces_the_period(con, tmp_path):
+    report = tmp_path / "helios"
+    _deliver(report, "a1", every_line_item_type())
+    (first,) = discover_cur1(report)
+    load_delivery(con, first)
+    assert _billed(con) == EXPECTED_BILLED
+
+    restated = every_line_item_type()
+    restated.append(
+        restated[0]
+        | {"identity/LineItemId": "late", "lineItem/UnblendedCost": "-7.5", "lineItem/LineItemType": "Credit"}
+    )
+    _deliver(report, "a2", restated)
+    (second,) = discover_cur1(report)
+    assert second.version == "a2"
+    load_delivery(con, second)
+    assert _billed(con) == EXPECTED_BILLED - Decimal("7.5")
+    owners = con.execute("SELECT DISTINCT x_DeliveryId FROM focus.cost_rows").fetchall()
+    (owner,) = owners
+    assert owner[0].startswith("aws-cur1:012345678901:2026-11:a2:")
+
+
+def test_empty_restatement_is_held_and_empties_its_period_once_accepted(con, tmp_path):
+    report = tmp_path / "helios"
+    _deliver(report, "a1", every_line_item_type())
+    load_delivery(con, discover_cur1(report)[0])
+    _deliver(report, "a2", [])
+    held = load_delivery(con, discover_cur1(report)[0])
+    assert [(h.reason, h.billing_period) for h in held.holds] == [("empty_slice", "2026-11")]
+    assert _billed(con) == EXPECTED_BILLED
+    assert load_delivery(con, discover_cur1(report)[0]).unchanged  # still held, nothing done again
+    accept_delivery(con, held.delivery_id)
+    result = load_delivery(con, discover_cur1(report)[0])
+    assert not result.held and _billed(con) == 0
+    (emptied,) = result.slices
+    assert (emptied.billing_account_id, emptied.rows) == (PAYER, 0)
+
+
+def test_first_empty_delivery_of_a_slice_loads_as_zero_rows(con, tmp_path):
+    report = tmp_path / "helios"
+    _deliver(report, "a1", [])
+    result = load_delivery(con, discover_cur1(report)[0])
+    assert not result.held
+    (empty,) = result.slices
+    assert (empty.billing_account_id, empty.rows, empty.billed_cost) == (PAYER, 0, 0)
+
+
+def test_rows_outside_the_manifest_period_are_refused(con, tmp_path):
+    report = tmp_path / "helios"
+    rows = every_line_item_type()
+    rows[0] = rows[0] | {
+        "bill/BillingPeriodStartDate": "2026-10-01T00:00:00.000Z",
+        "bill/BillingPeriodEndDate": "2026-11-01T00:00:00.000Z",
+        "lineItem/UsageStartDate": "2026-10-03T00:00:00Z",
+        "lineItem/UsageEndDate": "2026-10-03T01:00:00Z",
+    }
+    _deliver(report, "a1", rows)
+    with pytest.raises(InputError, match="manifest"):
+        load_delivery(con, discover_cur1(report)[0])
+    assert focus_snapshot(con) == []
+
+
+def test_failed_restatement_leaves_the_published_slice_intact(con, tmp_path):
+    report = tmp_path / "helios"
+    _deliver(report, "a1", every_line_item_type())
+    load_delivery(con, discover_cur1(report)[0])
+    before = focus_snapshot(con)
+    bad = every_line_item_type()
+    bad[5] = bad[5] | {"lineItem/UnblendedCost": "n/a"}
+    _deliver(report, "a2", bad)
+    with pytest.raises(InputError, match="row 6"):
+        load_delivery(con, discover_cur1(report)[0])
+    assert focus_snapshot(con) == before
+    assert con.execute("SELECT DISTINCT delivery_id FROM meta.slices").fetchall() == [
+        (con.execute("SELECT delivery_id FROM meta.deliveries").fetchone()[0],)
+    ]
+
+
+def test_rows_staged_by_a_crashed_run_stay_invisible_and_are_discarded(con, tmp_path):
+    report = tmp_path / "helios"
+    _deliver(report, "a1", every_line_item_type())
+    load_delivery(con, discover_cur1(report)[0])
+    published = focus_snapshot(con)
+    _deliver(report, "a2", every_line_item_type()[:3])
+    crashed = discover_cur1(report)[0]
+    # a run that wrote its rows and died before publishing
+    _write(con, crashed, FORMAT_MODELS["aws-cur1"], "crashed-run", dt.datetime(2026, 12, 1, tzinfo=dt.UTC))
+    assert con.execute("SELECT count(*) FROM focus.cost_rows WHERE x_DeliveryId = 'crashed-run'").fetchone() == (3,)
+    assert focus_snapshot(con) == published
+    load_delivery(con, crashed)
+    assert con.execute("SELECT count(*) FROM focus.cost_rows WHERE x_DeliveryId = 'crashed-run'").fetchone() == (0,)
+    assert con.execute("SELECT count(*) FROM focus.costs").fetchone() == (3,)
+
+
+def test_failed_audit_leaves_no_staged_rows(con, tmp_path):
+    rows = every_line_item_type()
+    rows[0] = rows[0] | {"lineItem/UsageAmount": ""}  # a Usage row without quantity breaks FOCUS nullability
+    bad = write_cur1_csv(tmp_path / "bad.csv", rows)
+    with pytest.raises(InputError, match="focus_nullability") as caught:
+        load_delivery(con, Delivery("aws-cur1", (bad,)))
+    # the file's own column is named, with the FOCUS column made from it
+    assert (caught.value.file, caught.value.row, caught.value.column) == (str(bad), 1, "lineItem/UsageAmount")
+    assert "(FOCUS ConsumedQuantity)" in caught.value.reason
+    assert con.execute("SELECT count(*) FROM focus.cost_rows").fetchone() == (0,)

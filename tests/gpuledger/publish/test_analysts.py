@@ -1,0 +1,317 @@
+"""The analysts' side of a publish: docs/analysts.md's example queries run on the published demo and agree with
+the base tables, every published table, column and view is described, and the Parquet export matches the file."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import closing
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from gpuledger.chargeback.months import issue_month
+from gpuledger.publish.snapshot import ANALYST_FILE, PUBLISHED_TABLES, publish
+from gpuledger.warehouse.home import open_warehouse
+from tests.fixtures.paths import REPO
+
+DOC = REPO / "docs" / "analysts.md"
+NOW = datetime(2026, 12, 2, 3, tzinfo=UTC)  # tests/conftest.py pins the pipeline's clock to the same time
+PUBLISHED_SCHEMAS = sorted({table.split(".")[0] for table in PUBLISHED_TABLES} | {"views"})
+
+_EXAMPLE = re.compile(r"^### (\d+)\. (.+?)\n\n```sql\n(.*?)^```\n", re.MULTILINE | re.DOTALL)
+
+
+def _section(text: str, heading: str) -> str:
+    """The text of the ``## heading`` section of the document, up to the next ``## ``."""
+    match = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL)
+    assert match, f"docs/analysts.md has no '## {heading}' section"
+    return match.group(1)
+
+
+def example_queries() -> list[tuple[int, str, str]]:
+    """(number, question, SQL) of every example in docs/analysts.md, in document order."""
+    text = DOC.read_text(encoding="utf-8")
+    examples = [(int(n), question, sql) for n, question, sql in _EXAMPLE.findall(_section(text, "Example queries"))]
+    # every ```sql block of the whole document is one of the examples, each under its own numbered heading
+    assert len(re.findall(r"^```sql\n", text, re.MULTILINE)) == len(examples)
+    return examples
+
+
+EXAMPLES = {number: sql for number, _, sql in example_queries()}
+
+
+@pytest.fixture(scope="module")
+def analyst(demo_home: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    with closing(duckdb.connect(str(demo_home / ANALYST_FILE), read_only=True)) as con:
+        yield con
+
+
+def run(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:
+    result = con.execute(sql)
+    columns = [d[0] for d in result.description]
+    return [dict(zip(columns, row, strict=True)) for row in result.fetchall()]
+
+
+def totals(rows: list[dict[str, Any]], key: str, value: str) -> dict[Any, Any]:
+    sums: dict[Any, Any] = defaultdict(Decimal)
+    for row in rows:
+        sums[row[key]] += row[value]
+    return dict(sums)
+
+
+def base(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None) -> dict[Any, Any]:
+    """A ``key, value`` query of the base tables as a dict."""
+    return dict(con.execute(sql, params or {}).fetchall())
+
+
+def literal(sql: str, column: str) -> str:
+    """The value an example compares ``column`` with (``column = 'x'`` or ``column = DATE 'x'``)."""
+    match = re.search(rf"\b{column} = (?:DATE )?'([^']+)'", sql)
+    assert match, f"no {column} = '...' in {sql}"
+    return match.group(1)
+
+
+def test_the_document_has_exactly_ten_numbered_examples():
+    examples = example_queries()
+    assert [number for number, _, _ in examples] == list(range(1, 11))
+    assert all(question.endswith("?") and sql.strip() for _, question, sql in examples)
+
+
+@pytest.mark.parametrize("number", range(1, 11))
+def test_every_example_runs_read_only_and_returns_rows(analyst, number):
+    rows = run(analyst, EXAMPLES[number])
+    if number != 10:  # statement vs current is empty until a month is issued (test below)
+        assert rows, f"example {number} returned nothing on the demo"
+
+
+def test_cost_by_team_month_category_adds_up_to_showback_per_currency(analyst):
+    rows = run(analyst, EXAMPLES[1])
+    assert {row["category"] for row in rows} <= {
+        "run",
+        "idle_allocated",
+        "idle_unallocated",
+        "checkpoint_storage",
+        "egress",
+        "other",
+    }
+    expected = base(analyst, "SELECT currency, sum(total_cost) FROM showback.team_month GROUP BY ALL")
+    assert totals(rows, "currency", "cost") == expected
+    assert expected == base(analyst, "SELECT BillingCurrency, sum(EffectiveCost) FROM focus.costs GROUP BY ALL")
+
+
+def test_idle_share_is_idle_over_total_of_team_month(analyst):
+    rows = run(analyst, EXAMPLES[2])
+    team_month = {
+        (r["billing_month"], r["team"], r["currency"]): r
+        for r in run(analyst, "SELECT * FROM showback.team_month WHERE total_cost > 0")
+    }
+    assert len(rows) == len(team_month)
+    for row in rows:
+        source = team_month[(row["billing_month"], row["team"], row["currency"])]
+        assert row["idle_cost"] == source["idle_cost"] == row["idle_allocated_cost"] + row["idle_unallocated_cost"]
+        assert row["idle_percent"] == pytest.approx(float(100 * source["idle_cost"] / source["total_cost"]), abs=0.006)
+        assert 0 <= row["idle_percent"] <= 100
+        assert row["idle_gpu_hours"] == pytest.approx(source["gpu_hours"] - source["active_gpu_hours"])
+    months = [row["billing_month"] for row in rows]
+    assert months == sorted(months)
+
+
+def test_cost_per_completed_run_matches_team_month(analyst):
+    rows = run(analyst, EXAMPLES[3])
+    assert all(row["completed_runs"] > 0 for row in rows)
+    expected = base(
+        analyst, "SELECT currency, sum(completed_runs) FROM showback.team_month WHERE completed_runs > 0 GROUP BY ALL"
+    )
+    assert totals(rows, "currency", "completed_runs") == expected
+    per_run = {
+        (m, t, c): v
+        for m, t, c, v in analyst.execute(
+            "SELECT billing_month, team, currency, cost_per_completed_run FROM showback.team_month"
+        ).fetchall()
+    }
+    for row in rows:
+        assert row["cost_per_completed_run"] == per_run[(row["billing_month"], row["team"], row["currency"])]
+        assert row["cost_per_completed_run"] > 0
+
+
+def test_top_ten_jobs_are_at_most_ten_ordered_by_cost(analyst):
+    sql = EXAMPLES[4]
+    rows = run(analyst, sql)
+    assert 0 < len(rows) <= 10
+    costs = [row["total_cost"] for row in rows]
+    assert costs == sorted(costs, reverse=True)
+    assert [row["cost_rank"] for row in rows] == list(range(1, len(rows) + 1))
+    month, currency = literal(sql, "billing_month"), literal(sql, "currency")
+    top = analyst.execute(
+        "SELECT total_cost FROM showback.job_costs WHERE billing_month = CAST($month AS DATE) AND currency = $currency"
+        " ORDER BY total_cost DESC LIMIT 10",
+        {"month": month, "currency": currency},
+    ).fetchall()
+    assert costs == [cost for (cost,) in top]
+
+
+def test_failed_run_waste_matches_team_month_and_the_failed_jobs(analyst):
+    rows = run(analyst, EXAMPLES[5])
+    expected = base(
+        analyst,
+        "SELECT currency, sum(failed_run_cost) FROM showback.team_month WHERE failed_run_cost <> 0 GROUP BY ALL",
+    )
+    assert expected
+    assert totals(rows, "currency", "failed_run_cost") == expected
+    assert expected == base(
+        analyst, "SELECT currency, sum(total_cost) FROM showback.job_costs WHERE failed GROUP BY ALL"
+    )
+    assert (
+        sum(row["failed_jobs"] for row in rows)
+        == analyst.execute("SELECT count(*) FROM showback.job_costs WHERE failed").fetchone()[0]
+    )
+    assert all(row["states"] and "COMPLETED" not in row["states"] for row in rows)
+
+
+def test_focus_by_provider_and_service_adds_up_to_focus(analyst):
+    rows = run(analyst, EXAMPLES[6])
+    for column, focus_column in (("effective_cost", "EffectiveCost"), ("billed_cost", "BilledCost")):
+        by_currency = totals(rows, "BillingCurrency", column)
+        assert by_currency == base(
+            analyst, f"SELECT BillingCurrency, sum({focus_column}) FROM focus.costs GROUP BY ALL"
+        )
+    providers = {row["ProviderName"] for row in rows}
+    assert providers == {p for (p,) in analyst.execute("SELECT DISTINCT ProviderName FROM focus.costs").fetchall()}
+
+
+def test_one_team_month_in_the_reporting_currency(analyst):
+    sql = EXAMPLES[7]
+    rows = run(analyst, sql)
+    team, month = literal(sql, "team"), literal(sql, "billing_month")
+    expected = base(
+        analyst,
+        "SELECT currency, total_cost FROM showback.team_month"
+        " WHERE team = $team AND billing_month = CAST($month AS DATE)",
+        {"team": team, "month": month},
+    )
+    assert {row["currency"]: row["total_cost"] for row in rows} == expected
+    assert len(expected) > 1  # the demo team pays in two currencies: the point of converting
+    assert len({row["reporting_currency"] for row in rows}) == 1
+    for row in rows:
+        assert row["total_cost_reporting"] == round(row["total_cost"] * row["exchange_rate"], 10)
+        if row["currency"] == row["reporting_currency"]:
+            assert row["exchange_rate"] == 1 and row["rate_date"] is None
+        parts = ("run", "idle", "checkpoint_storage", "egress", "other")
+        assert abs(sum(row[f"{p}_cost_reporting"] for p in parts) - row["total_cost_reporting"]) <= Decimal("1e-9")
+    assert {row["team_total_reporting"] for row in rows} == {sum(row["total_cost_reporting"] for row in rows)}
+    assert {row["month_state"] for row in rows} == {"issued"}  # the demo's October: closed (rates locked), issued
+
+
+def test_idle_by_hour_of_week_adds_up_to_the_team_month(analyst):
+    sql = EXAMPLES[8]
+    rows = run(analyst, sql)
+    team, month = literal(sql, "team"), literal(sql, "billing_month")
+    params = {"team": team, "month": month}
+    where = "WHERE team = $team AND billing_month = CAST($month AS DATE)"
+    assert all(1 <= row["iso_weekday"] <= 7 and 0 <= row["hour_of_day"] <= 23 for row in rows)
+    assert len({(row["iso_weekday"], row["hour_of_day"], row["currency"]) for row in rows}) == len(rows)
+    idle_hours = analyst.execute(f"SELECT sum(gpu_hours - active_gpu_hours) FROM showback.team_month {where}", params)
+    assert sum(row["idle_gpu_hours"] for row in rows) == pytest.approx(idle_hours.fetchone()[0], rel=1e-6)
+    idle_cost = base(analyst, f"SELECT currency, idle_cost FROM showback.team_month {where}", params)
+    for currency, cost in totals(rows, "currency", "idle_cost").items():
+        assert abs(cost - idle_cost[currency]) < Decimal("0.0001")  # apportioned per hour, rounded per piece
+    hours = [row["idle_gpu_hours"] for row in rows]
+    assert hours == sorted(hours, reverse=True)
+
+
+def test_gpu_hours_and_utilization_by_team(analyst):
+    rows = run(analyst, EXAMPLES[9])
+    assert len({(row["billing_month"], row["team"]) for row in rows}) == len(rows)
+    total = analyst.execute("SELECT sum(gpu_hours), sum(active_gpu_hours) FROM showback.team_month").fetchone()
+    assert sum(row["gpu_hours"] for row in rows) == pytest.approx(total[0], rel=1e-9)
+    assert sum(row["active_gpu_hours"] for row in rows) == pytest.approx(total[1], rel=1e-9)
+    for row in rows:
+        assert row["active_gpu_hours"] <= row["gpu_hours"] + 1e-6
+        if row["active_percent"] is not None:
+            assert row["active_percent"] == pytest.approx(100 * row["active_gpu_hours"] / row["gpu_hours"], abs=0.051)
+        utilization = row["mean_gpu_utilization"]
+        assert utilization is None or 0 <= utilization <= 1
+    assert any(row["mean_gpu_utilization"] is not None for row in rows)
+
+
+def test_statement_vs_current_shows_an_issued_month(demo_copy):
+    """Example 10 on a published copy whose October was issued: one line per issued team and currency, equal."""
+    with closing(open_warehouse(demo_copy)) as con:
+        issue_month(con, "2026-10", NOW)
+        publish(con, demo_copy)
+    with closing(duckdb.connect(str(demo_copy / ANALYST_FILE), read_only=True)) as con:
+        rows = run(con, EXAMPLES[10])
+        lines = base(con, "SELECT team || '/' || coalesce(currency, ''), total_cost FROM chargeback.statement_lines")
+    assert rows and lines
+    assert {f"{row['team']}/{row['currency'] or ''}": row["issued_total"] for row in rows} == lines
+    assert all(row["statement_version"] == 1 and row["adjustment"] == 0 for row in rows)
+    assert all(row["issued_total"] == row["current_total"] and row["applies_to_month"] is None for row in rows)
+
+
+def test_every_published_table_column_and_view_is_described(analyst):
+    schemas = {"schemas": PUBLISHED_SCHEMAS}
+    tables = analyst.execute(
+        "SELECT schema_name || '.' || table_name, comment FROM duckdb_tables()"
+        " WHERE database_name = current_database() AND schema_name IN (SELECT unnest($schemas))",
+        schemas,
+    ).fetchall()
+    assert sorted(name for name, _ in tables) == sorted(PUBLISHED_TABLES)
+    assert [name for name, comment in tables if not (comment or "").strip()] == []
+
+    views = analyst.execute(
+        "SELECT view_name, comment FROM duckdb_views() WHERE database_name = current_database()"
+        " AND schema_name = 'views'"
+    ).fetchall()
+    view_files = REPO / "sql" / "analyst" / "views"
+    assert sorted(name for name, _ in views) == sorted(path.stem for path in view_files.glob("*.sql"))
+    assert [name for name, comment in views if not (comment or "").strip()] == []
+
+    columns = analyst.execute(
+        "SELECT c.schema_name || '.' || c.table_name || '.' || c.column_name, c.comment FROM duckdb_columns() AS c"
+        " JOIN duckdb_tables() AS t USING (database_name, schema_name, table_name)"
+        " WHERE c.database_name = current_database() AND c.schema_name IN (SELECT unnest($schemas))",
+        schemas,
+    ).fetchall()
+    assert len(columns) > 200  # the 71 FOCUS columns and everything else
+    assert [name for name, comment in columns if not (comment or "").strip()] == []
+    assert "meta.deliveries.ingested_at" not in {name for name, _ in columns}  # published without it
+
+
+def test_parquet_export_matches_the_analyst_file(analyst, demo_home):
+    parquet = str(demo_home / "published" / "focus" / "**" / "*.parquet")
+    query = (
+        "SELECT ProviderName, BillingCurrency, count(*), sum(EffectiveCost), sum(BilledCost) FROM {}"
+        " GROUP BY ALL ORDER BY ALL"
+    )
+    with closing(duckdb.connect()) as con:
+        exported = con.execute(query.format("read_parquet($files, hive_partitioning = true)"), {"files": parquet})
+        exported_rows = exported.fetchall()
+        months = con.execute(
+            "SELECT DISTINCT billing_month FROM read_parquet($files, hive_partitioning = true) ORDER BY 1",
+            {"files": parquet},
+        ).fetchall()
+        # the document's own example, with the demo's home in it
+        block = re.search(
+            r"```\n(SELECT .*?read_parquet.*?)```", _section(DOC.read_text(), "Parquet for other engines"), re.S
+        )
+        assert block, "no read_parquet example in the Parquet section"
+        documented = run(con, block.group(1).replace("<home>", str(demo_home)))
+    published = analyst.execute(query.format("focus.costs")).fetchall()
+    assert exported_rows == published
+    assert {(p, c) for p, c, *_ in published} >= {("Google Cloud", "USD")}  # '%20' in the folder name decoded
+    assert (
+        months
+        == analyst.execute(
+            "SELECT DISTINCT strftime(BillingPeriodStart + INTERVAL 14 HOUR, '%Y-%m') FROM focus.costs ORDER BY 1"
+        ).fetchall()
+    )
+    assert sum(row["charges"] for row in documented) == sum(row[2] for row in published)
+    assert totals(documented, "BillingCurrency", "effective_cost") == base(
+        analyst, "SELECT BillingCurrency, sum(EffectiveCost) FROM focus.costs GROUP BY ALL"
+    )

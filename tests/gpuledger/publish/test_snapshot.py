@@ -1,0 +1,87 @@
+"""Publishing the analyst file: only after every check passed, swapped whole, identical on reruns."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from contextlib import closing
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from gpuledger.publish.snapshot import ANALYST_FILE, PUBLISHED_TABLES, PublishRefused, publish
+from gpuledger.warehouse.home import open_warehouse
+from pipelines.cli import main
+
+
+def _file_sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _table_hashes(home: Path) -> dict[str, str]:
+    """A hash of every published table's rows in a fixed order, and of every view's definition."""
+    with duckdb.connect(str(home / ANALYST_FILE), read_only=True) as con:
+        # table names are the module's constants
+        rows = {table: con.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall() for table in PUBLISHED_TABLES}
+        views = con.execute("SELECT view_name, sql FROM duckdb_views() WHERE schema_name = 'views'").fetchall()
+    hashes = {table: hashlib.sha256(repr(content).encode()).hexdigest() for table, content in rows.items()}
+    hashes.update({f"views.{name}": hashlib.sha256(sql.encode()).hexdigest() for name, sql in views})
+    return hashes
+
+
+def test_published_tables_equal_the_warehouse_s(demo_home):
+    with duckdb.connect(str(demo_home / "warehouse.duckdb"), read_only=True) as warehouse:
+        expected = {t: warehouse.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in PUBLISHED_TABLES}
+        money = warehouse.execute(
+            "SELECT BillingCurrency, sum(BilledCost), sum(EffectiveCost) FROM focus.costs GROUP BY ALL ORDER BY ALL"
+        ).fetchall()
+    with duckdb.connect(str(demo_home / ANALYST_FILE), read_only=True) as analyst:
+        assert {t: analyst.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in PUBLISHED_TABLES} == expected
+        assert (
+            analyst.execute(
+                "SELECT BillingCurrency, sum(BilledCost), sum(EffectiveCost) FROM focus.costs GROUP BY ALL ORDER BY ALL"
+            ).fetchall()
+            == money
+        )
+        assert expected["focus.costs"] > 0 and expected["showback.team_month"] > 0
+        # the analyst file holds what analysts query, not the pipeline's staging and reference tables
+        schemas = {row[0] for row in analyst.execute("SELECT DISTINCT schema_name FROM duckdb_tables()").fetchall()}
+        assert schemas == {"focus", "allocation", "showback", "gpu", "meta", "chargeback"}
+
+
+def test_a_failed_check_publishes_nothing_and_keeps_the_old_file(demo_copy, capsys):
+    before = _file_sha(demo_copy / ANALYST_FILE)
+    link = os.readlink(demo_copy / "published" / "focus")
+    with closing(open_warehouse(demo_copy)) as con:
+        # one split piece loses a cent: the split no longer sums to its charge
+        con.execute(
+            "UPDATE allocation.cost_split SET EffectiveCost = EffectiveCost - 0.01 WHERE x_SourceLineItemId ="
+            " (SELECT min(x_SourceLineItemId) FROM allocation.cost_split WHERE category = 'run')"
+        )
+        with pytest.raises(PublishRefused, match=r"billing month 2026-1\d: allocation audits cost_split_sums"):
+            publish(con, demo_copy)
+    assert _file_sha(demo_copy / ANALYST_FILE) == before
+    assert os.readlink(demo_copy / "published" / "focus") == link
+    assert not list(demo_copy.glob(".analyst-*"))
+    capsys.readouterr()
+    assert main(["status", "--home", str(demo_copy)]) == 1  # the refusal is visible, with what failed
+    out = capsys.readouterr().out
+    assert "was refused; failed checks:" in out and "allocation audits cost_split_sums" in out
+    # months as published (the demo issued October and published again)
+    assert "2026-10  issued  2026-11-15" in out and "2026-11  open    2026-12-15" in out
+
+
+def test_a_rerun_publishes_identical_tables_and_cleans_crash_leftovers(demo_copy):
+    assert main(["run", "--home", str(demo_copy)]) == 0  # the copy's own paths (rate source file) settle first
+    before = _table_hashes(demo_copy)
+    old_parquet = os.readlink(demo_copy / "published" / "focus")
+    leftover = demo_copy / ".analyst-0123abcd.duckdb"  # what a publish killed before its rename leaves
+    leftover.write_bytes(b"half a database")
+    (demo_copy / "published" / ".focus-0123abcd").mkdir()
+    assert main(["run", "--home", str(demo_copy)]) == 0
+    assert _table_hashes(demo_copy) == before
+    assert not leftover.exists()
+    folders = sorted(p.name for p in (demo_copy / "published").iterdir())
+    new_parquet = os.readlink(demo_copy / "published" / "focus")
+    assert folders == sorted([new_parquet, "focus"]) and new_parquet != old_parquet

@@ -1,0 +1,143 @@
+"""Telemetry ingestion: configured sources into the gpu schema, replaced not appended, problems reported."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from connectors.telemetry.prometheus import TelemetryError
+from gpuledger.telemetry.ingest import ingest_telemetry
+from models.config import load_config
+from pipelines.deliveries import allocate
+from tests.fixtures.allocation_cases import Charge, at, insert_charges
+
+NOW = datetime(2026, 11, 20, tzinfo=UTC)
+
+
+def _write_files_source(home: Path, *, jobs: str, samples: str, nodes: str = "") -> None:
+    (home / "t").mkdir(exist_ok=True)
+    (home / "t" / "jobs.csv").write_text(jobs)
+    (home / "t" / "samples.csv").write_text(samples)
+    (home / "t" / "checkpoints.csv").write_text("as_of,uri,bytes\n2026-11-02,s3://ckpt/j1/,100\n")
+    (home / "t" / "egress.csv").write_text("node,hour,job_id,bytes\ngpu-01,2026-11-02T10:10:00,j1,5\n")
+    (home / "gpuledger.toml").write_text(
+        '[allocation]\nidle_threshold = 0.1\n\n[teams.job_accounts]\nml = "llm"\n\n'
+        + nodes
+        + '[[telemetry]]\nname = "lab"\nkind = "files"\ncluster = "c1"\njobs = "t/jobs.csv"\n'
+        'samples = "t/samples.csv"\ncheckpoints = "t/checkpoints.csv"\negress = "t/egress.csv"\n'
+    )
+
+
+JOBS = (
+    "job_id,account,nodes,gpu_count,start,end,state\nj1,ml,gpu-01,8,2026-11-02T10:00:00,2026-11-02T11:00:00,COMPLETED\n"
+)
+SAMPLES = "node,gpu,timestamp,utilization\n" + "".join(
+    f"gpu-01,{gpu},2026-11-02T10:{minute:02d}:00,{0.9 if minute < 30 else 0.0}\n"
+    for gpu in range(8)
+    for minute in range(60)
+)
+MAPPED = '[[nodes]]\ncluster = "c1"\nnode = "gpu-01"\nresource_id = "i-0gpu"\n\n'
+
+
+def test_a_files_source_lands_in_the_gpu_schema_and_reruns_replace_it(home, con):
+    _write_files_source(home, jobs=JOBS, samples=SAMPLES, nodes=MAPPED)
+    config = load_config(home)
+    for _ in range(2):
+        (load,) = ingest_telemetry(con, config.telemetry, config.allocation, "2026-11", now=NOW)
+    assert (load.jobs, load.activity_rows, load.notes) == (1, 8, ())
+    counts = con.execute(
+        "SELECT (SELECT count(*) FROM gpu.jobs), (SELECT sum(active_seconds) FROM gpu.activity),"
+        " (SELECT count(*) FROM gpu.checkpoint_bytes), (SELECT count(*) FROM gpu.egress_bytes)"
+    ).fetchone()
+    assert counts == (1, 8 * 1800.0, 1, 1)
+
+
+def test_the_split_prices_the_ingested_utilization(home, con):
+    _write_files_source(home, jobs=JOBS, samples=SAMPLES, nodes=MAPPED)
+    insert_charges(con, [Charge("h1", start=at(2, 10))])
+    allocate(con, home, "2026-11")
+    rows = con.execute(
+        "SELECT category, idle_kind, team, job_id, EffectiveCost FROM allocation.cost_split ORDER BY ALL"
+    ).fetchall()
+    # Half of the hour above the 10% threshold on all 8 GPUs: half run, half allocated idle, to team llm.
+    assert [(r[0], r[1], r[2], r[3], str(r[4])) for r in rows] == [
+        ("idle", "allocated", "llm", "j1", "27.5200000000"),
+        ("run", None, "llm", "j1", "27.5200000000"),
+    ]
+
+
+def test_unattributable_telemetry_is_reported_not_priced(home, con):
+    jobs = JOBS + "j2,ml,gpu-99,8,2026-11-02T10:00:00,2026-11-02T11:00:00,FAILED\n"
+    samples = SAMPLES + "gpu-01,0,2026-11-03T10:00:00,0.9\n"  # busy a day after the only job ended
+    _write_files_source(home, jobs=jobs, samples=samples, nodes=MAPPED)
+    config = load_config(home)
+    (load,) = ingest_telemetry(con, config.telemetry, config.allocation, "2026-11", now=NOW)
+    assert any("mapped to no cloud resource (gpu-99)" in note for note in load.notes)
+    assert any("active outside any job" in note for note in load.notes)
+    stored = con.execute("SELECT notes FROM meta.telemetry_loads").fetchone()
+    assert stored is not None and list(stored[0]) == list(load.notes)
+
+
+def test_samples_labelled_with_unknown_jobs_and_future_times_are_reported(home, con):
+    samples = "node,gpu,timestamp,utilization,job_id\ngpu-01,0,2026-11-02T10:00:00,0.9,ghost\n"
+    samples += "gpu-01,0,2026-12-25T10:00:00,0.9,j1\n"
+    _write_files_source(home, jobs=JOBS, samples=samples, nodes=MAPPED)
+    config = load_config(home)
+    (load,) = ingest_telemetry(con, config.telemetry, config.allocation, "2026-11", now=NOW)
+    assert any("labelled with unknown job(s), e.g. ghost" in note for note in load.notes)
+    assert any("in the future (clock skew?)" in note for note in load.notes)
+
+
+def test_a_prometheus_that_is_down_fails_the_run_and_keeps_the_published_split(home, con):
+    _write_files_source(home, jobs=JOBS, samples=SAMPLES, nodes=MAPPED)
+    insert_charges(con, [Charge("h1", start=at(2, 10))])
+    allocate(con, home, "2026-11")
+    before = con.execute("SELECT * FROM allocation.cost_split ORDER BY ALL").fetchall()
+    with (home / "gpuledger.toml").open("a") as config:
+        # Port 9 (discard) on loopback: nothing listens, the connection is refused at once.
+        config.write(
+            '\n[[telemetry]]\nname = "dcgm"\nkind = "prometheus"\ncluster = "k8s"\nurl = "http://127.0.0.1:9"\n'
+        )
+    with pytest.raises(TelemetryError, match=r"127\.0\.0\.1:9"):
+        allocate(con, home, "2026-11")
+    assert con.execute("SELECT * FROM allocation.cost_split ORDER BY ALL").fetchall() == before
+
+
+@pytest.mark.parametrize(
+    ("toml", "column"),
+    [
+        ("[allocation]\nidle_threshold = 5\n", "allocation.idle_threshold"),
+        ('[allocation]\nidle_policy = "spread"\n', "allocation.idle_policy"),
+        ('[teams]\ntag_key = ["team"]\n', "teams.tag_key"),
+        ('[teams.accounts]\n"0001" = "unallocated"\n', "teams.accounts"),
+        ('[[nodes]]\ncluster = "c"\nnode = "n"\n', "nodes"),
+        ('[[telemetry]]\nname = "x"\nkind = "slurm"\ncluster = "c"\n', "path"),
+        ('[[telemetry]]\nname = "x"\nkind = "files"\ncluster = "c"\nurl = "http://x"\n', "url"),
+        ('[[telemetry]]\nname = "x"\nkind = "sacct"\ncluster = "c"\n', "kind"),
+    ],
+)
+def test_bad_allocation_and_telemetry_config_names_the_key(home, toml, column):
+    from models.errors import InputError
+
+    (home / "gpuledger.toml").write_text(toml)
+    with pytest.raises(InputError) as error:
+        load_config(home)
+    assert error.value.column == column
+
+
+def test_a_later_sacct_dump_replaces_a_job_an_earlier_dump_saw_running(home, con):
+    header = "JobID|JobName|Account|User|Cluster|NodeList|AllocTRES|Start|End|State\n"
+    running = "77|pretrain|llm|ann|c1|gpu-01|gres/gpu=8|2026-10-31T20:00:00|Unknown|RUNNING\n"
+    finished = "77|pretrain|llm|ann|c1|gpu-01|gres/gpu=8|2026-10-31T20:00:00|2026-11-01T04:00:00|COMPLETED\n"
+    (home / "sacct").mkdir()
+    (home / "sacct" / "2026-10.txt").write_text(header + running)
+    (home / "sacct" / "2026-11.txt").write_text(header + finished)
+    (home / "gpuledger.toml").write_text('[[telemetry]]\nname = "s"\nkind = "slurm"\ncluster = "c1"\npath = "sacct"\n')
+    config = load_config(home)
+    (load,) = ingest_telemetry(con, config.telemetry, config.allocation, "2026-11", now=NOW)
+    assert load.jobs == 1
+    assert con.execute("SELECT job_id, state, end_time FROM gpu.jobs").fetchall() == [
+        ("77", "COMPLETED", datetime(2026, 11, 1, 4, tzinfo=UTC))
+    ]
