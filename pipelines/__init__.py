@@ -1,1 +1,1 @@
-"""gpuledger package."""
+"""Orchestration: which deliveries to import, the Dagster definitions, the runner and the command line."""

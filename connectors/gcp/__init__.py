@@ -1,1 +1,1 @@
-"""gpuledger package."""
+"""Google Cloud: Cloud Billing export tables in BigQuery, extracted per invoice month, and Cloud Billing lookups."""

@@ -59,7 +59,7 @@ BUILD_REQUIREMENTS = ("setuptools", "poetry-core", "pyyaml")
 
 def _repo_root() -> Path:
     """The checkout this module belongs to (editable install), else the working directory."""
-    here = Path(__file__).resolve().parents[1]
+    here = Path(__file__).resolve().parents[2]
     if (here / "tools" / "focus_validator_model").is_dir():
         return here
     return Path.cwd()
