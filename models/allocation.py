@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from models.aws import AWS_PROVIDER_NAME
+from models.azure import AZURE_PROVIDER_NAME
 from models.errors import InputError
 from models.gcp import GCP_PROVIDER_NAME
-from models.gpu_catalog import AZURE
 from models.telemetry import DEFAULT_IDLE_THRESHOLD
 
 CATEGORIES = ("run", "idle", "checkpoint_storage", "egress", "other")
@@ -28,7 +28,7 @@ METHOD_ID = "gpuledger-split-v1"
 # Keyed by ProviderName; AWS usage types, Azure meter names, GCP SKU descriptions (Cloud Storage's "Download").
 EGRESS_USAGE_PATTERNS: dict[str, tuple[str, ...]] = {
     AWS_PROVIDER_NAME: ("%DataTransfer-Out-Bytes", "%-AWS-Out-Bytes", "%DataTransfer-xAZ-%", "%CloudFront-Out-Bytes"),
-    AZURE: ("%Data Transfer Out%", "Inter Availability Zone Data Transfer%"),
+    AZURE_PROVIDER_NAME: ("%Data Transfer Out%", "Inter Availability Zone Data Transfer%"),
     GCP_PROVIDER_NAME: (
         "Network Internet Data Transfer Out%",
         "Network Inter Region Data Transfer Out%",

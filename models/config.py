@@ -12,8 +12,8 @@ from pathlib import Path
 
 from models.allocation import AllocationConfig, parse_allocation
 from models.currencies import ISO_4217_CODES
-from models.delivery import SOURCE_FORMATS
 from models.errors import InputError
+from models.formats import FORMATS, RemoteKind
 from models.landing import read_ledger
 
 CONFIG_FILE = "gpuledger.toml"
@@ -22,24 +22,22 @@ CONFIG_FILE = "gpuledger.toml"
 LANDING_FOLDER = "landing"
 """``<home>/landing/<source name>/``: where ``gpuledger sync`` mirrors a remote source's bucket or container."""
 
-# Remote kinds: (formats they deliver, required keys, optional keys); values are strings unless listed below.
-_REMOTE_KINDS: dict[str, tuple[str, frozenset[str], frozenset[str]]] = {
+# Remote kinds: (required keys, optional keys); values are strings unless listed below. The formats each kind
+# delivers are registered with the formats (models.formats).
+_REMOTE_KINDS: dict[RemoteKind, tuple[frozenset[str], frozenset[str]]] = {
     "s3": (
-        "aws-",
         frozenset({"bucket"}),
         frozenset({"prefix", "export", "region", "endpoint_url", "discover", "max_file_bytes", "max_files"}),
     ),
     "azure_blob": (
-        "azure-",
         frozenset({"container", "directory"}),
         frozenset(
             {"export", "exports", "account_url", "connection_string_env", "scope", "max_file_bytes", "max_files"}
         ),
     ),
     # the Cost Details API (connectors/azure/costmanagement.py): one report per month and metric
-    "azure_cost_details": ("azure-", frozenset({"scope"}), frozenset({"months_back"})),
+    "azure_cost_details": (frozenset({"scope"}), frozenset({"months_back"})),
     "bigquery": (
-        "gcp-",
         frozenset({"project", "dataset"}),
         frozenset({"billing_project", "table", "location", "months_back", "max_rows", "lookups"}),
     ),
@@ -74,7 +72,7 @@ class SourceConfig:
     name: str
     """Unique name, shown in status and delivery records."""
     format: str
-    """Export format: one of ``models.delivery.SOURCE_FORMATS``."""
+    """Export format: a name registered in ``models.formats.FORMATS``."""
     path: Path
     """Local folder laid out like the export bucket (the report/export folder); relative to home. For a remote
     source, the export folder inside its landing mirror."""
@@ -85,7 +83,8 @@ class SourceConfig:
 
     @property
     def provider(self) -> str:
-        return self.format.split("-", 1)[0]
+        """The provider's key (``models.formats.PROVIDERS``)."""
+        return FORMATS[self.format].provider.key
 
 
 TELEMETRY_KINDS = ("slurm", "prometheus", "files")
@@ -189,8 +188,8 @@ def load_config(home: Path) -> Config:
         for key in ("name", "format") if remotes else ("name", "format", "path"):
             if not isinstance(entry.get(key), str) or not entry[key]:
                 raise InputError(path, f"{where}: {key!r} must be a non-empty string", column=key)
-        if entry["format"] not in SOURCE_FORMATS:
-            raise InputError(path, f"{where}: format must be one of {', '.join(SOURCE_FORMATS)}", column="format")
+        if entry["format"] not in FORMATS:
+            raise InputError(path, f"{where}: format must be one of {', '.join(FORMATS)}", column="format")
         supersedes = _names(path, f"{where} supersedes", entry.get("supersedes", []), "supersedes")
         if not remotes:
             sources.append(SourceConfig(entry["name"], entry["format"], home / entry["path"], supersedes=supersedes))
@@ -253,14 +252,17 @@ def _ingest(path: Path, table: object, sources: list[SourceConfig]) -> IngestCon
     return IngestConfig(**switches, hold_closed_month_change=share, supersedes=supersedes)
 
 
-def _remote(path: Path, where: str, landing: Path, fmt: str, kind: str, entry: dict[str, object]) -> RemoteConfig:
+def _remote(
+    path: Path, where: str, landing: Path, fmt: str, kind: RemoteKind, entry: dict[str, object]
+) -> RemoteConfig:
     table = entry[kind]
-    formats, required, optional = _REMOTE_KINDS[kind]
+    required, optional = _REMOTE_KINDS[kind]
     where = f"{where} {kind}"
     if not isinstance(table, dict):
         raise InputError(path, f"{where} must be a table", column=kind)
-    if not fmt.startswith(formats):
-        raise InputError(path, f"{where} delivers {formats}* formats, not {fmt}", column="format")
+    if kind not in FORMATS[fmt].remotes:
+        serves = ", ".join(name for name, f in FORMATS.items() if kind in f.remotes)
+        raise InputError(path, f"{where} delivers {serves}, not {fmt}", column="format")
     unknown = sorted(set(table) - required - optional)
     if unknown:
         raise InputError(path, f"{where}: unknown key(s) {unknown}", column=f"{kind}.{unknown[0]}")
@@ -296,11 +298,8 @@ def _remote(path: Path, where: str, landing: Path, fmt: str, kind: str, entry: d
         raise InputError(path, f"{where}: {missing[0]!r} is required{hint}", column=f"{kind}.{missing[0]}")
     if kind == "s3":
         options.setdefault("export", str(entry["name"]))  # the report or export is usually named like the source
-    if kind == "azure_cost_details":
-        if fmt == "azure-legacy":
-            raise InputError(path, f"{where}: serves azure-actual, azure-amortized or azure-cost-details", "format")
-        if int(options.get("months_back", 2)) > 12:  # the API serves the current month and 12 before it
-            raise InputError(path, f"{where}: 'months_back' must be at most 12", column=f"{kind}.months_back")
+    if kind == "azure_cost_details" and int(options.get("months_back", 2)) > 12:  # the current month and 12 before
+        raise InputError(path, f"{where}: 'months_back' must be at most 12", column=f"{kind}.months_back")
     if kind == "azure_blob":
         # the combined format reads an ActualCost and an AmortizedCost export side by side
         wanted = "exports" if fmt == "azure-cost-details" else "export"
@@ -323,8 +322,7 @@ def _export_folder(remote: RemoteConfig, fmt: str) -> Path:
         prefix = str(options.get("prefix", "")).strip("/")
         return remote.landing.joinpath(*prefix.split("/"), str(options["export"]))
     if remote.kind == "azure_cost_details":  # costmanagement.COST_DETAILS_FOLDER: one export folder per metric
-        metric = {"azure-actual": "ActualCost", "azure-amortized": "AmortizedCost"}.get(fmt)
-        return remote.landing / "cost-details" / (metric or "")
+        return remote.landing / "cost-details" / (FORMATS[fmt].cost_metric or "")
     if remote.kind == "azure_blob" and not {"container", "directory"} <= set(options):
         return _discovered_azure_folder(remote, fmt)
     folder = remote.landing / str(options["container"]) / str(options["directory"]).strip("/")

@@ -6,27 +6,13 @@ import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 
-SOURCE_FORMATS = (
-    "aws-cur1",
-    "aws-cur2",
-    "aws-focus",
-    "azure-focus",
-    "focus",
-    "azure-actual",
-    "azure-amortized",
-    "azure-cost-details",
-    "azure-legacy",
-    "gcp-bq",
-    "gcp-focus",
-)
-
 
 @dataclass(frozen=True)
 class Delivery:
     """Files that together form one complete export of a billing period (or a user's loose files)."""
 
     source_format: str
-    """One of :data:`SOURCE_FORMATS`."""
+    """A name registered in ``models.formats.FORMATS``."""
     files: tuple[Path, ...]
     """Data files, in manifest order; only these count."""
     billing_period: str | None = None

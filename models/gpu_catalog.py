@@ -31,9 +31,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-AWS = "AWS"
-AZURE = "Microsoft"
-GOOGLE_CLOUD = "Google Cloud"
+from models.aws import AWS_PROVIDER_NAME as AWS
+from models.azure import AZURE_PROVIDER_NAME as AZURE
+from models.gcp import GCP_PROVIDER_NAME as GOOGLE_CLOUD
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,8 +20,9 @@ from gpuledger.warehouse.database import WAREHOUSE_FILE, connect
 from gpuledger.warehouse.home import exclusive_run, open_warehouse, resolve_home
 from models.billing_month import BillingMonth
 from models.config import Config, load_config
-from models.delivery import SOURCE_FORMATS, Delivery
+from models.delivery import Delivery
 from models.errors import GpuledgerError, InputError, describe_error, environment_failure, printable
+from models.formats import FORMATS
 from pipelines.deliveries import deliveries_from_paths
 
 HOME_HELP = "gpuledger home (default: $GPULEDGER_HOME, else ~/.local/share/gpuledger)"
@@ -67,7 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     imp = commands.add_parser("import", help="ingest export files or folders, replacing their slices")
     imp.add_argument("paths", nargs="+", type=Path, metavar="PATH")
     imp.add_argument("--home", help=HOME_HELP)
-    imp.add_argument("--format", default="auto", choices=("auto", *SOURCE_FORMATS))
+    imp.add_argument("--format", default="auto", choices=("auto", *FORMATS))
     imp.add_argument(
         "--source",
         help="the source the files are a delivery of (default: the configured source whose folder holds them, else"

@@ -60,13 +60,13 @@ from gpuledger.warehouse.home import open_warehouse, resolve_home
 from gpuledger.warehouse.sqlfiles import load_sql
 from models.config import load_config
 from models.errors import GpuledgerError
+from models.formats import PROVIDERS
 from models.landing import read_ledger
 from pipelines.deliveries import allocate, load_month
 
-# "focus": sources of format focus, FOCUS files of any other provider (OCI, GPU clouds)
-PROVIDERS = ("aws", "azure", "gcp", "focus")
 # end_offset=1 includes the open (current) month, which providers restate until it closes.
 BILLING_MONTHS = MonthlyPartitionsDefinition(start_date="2024-01-01", end_offset=1)
+# provider "focus": sources of format focus, FOCUS files of any other provider (OCI, GPU clouds)
 INGESTION_PARTITIONS = MultiPartitionsDefinition(
     {"month": BILLING_MONTHS, "provider": StaticPartitionsDefinition(list(PROVIDERS))}
 )

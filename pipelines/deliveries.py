@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
@@ -20,10 +21,9 @@ from models.config import SourceConfig, load_config
 from models.delivery import Delivery
 from models.errors import InputError
 from models.focus import BILLING_MONTH_SQL
+from models.formats import FORMATS, Layout
 
 _TABLE_SUFFIXES = (".csv", ".csv.gz", ".parquet")
-# Formats whose reader takes newline-delimited JSON (BigQuery extracts); ``auto`` tells them by their keys.
-_JSON_FORMATS = ("auto", "gcp-bq", "gcp-focus")
 # A folder of a configured source's files names its billing month: 2026-11, 202611, BILLING_PERIOD=2026-11,
 # invoice_month=202611, or an Azure monthly range 20261101-20261130; else the file's name does (focus-2026-11.csv).
 _MONTH_FOLDER = re.compile(r"^(?:[A-Za-z_]+=)?(\d{4})-?(0[1-9]|1[0-2])$")
@@ -37,18 +37,25 @@ def discover(source: SourceConfig) -> list[Delivery]:
         if source.remote is not None:  # nothing synced yet: no delivery, not a mistake
             return []
         raise InputError(source.path, f"source {source.name!r}: export folder does not exist")
-    if source.format.startswith("gcp-"):
-        return gcp_exports.discover(source.path, source.format, source.name)
-    if source.format in azure_exports.FORMATS:
-        return azure_exports.discover(source.path, source.format, source.name)
-    if source.format == "aws-cur1":
-        return exports.discover_cur1(source.path, source.name)
-    if source.format == "azure-focus" and azure_exports.looks_like_export(source.path):
-        return _discover_azure_focus(source)
-    if source.format == "aws-cur2" or exports.is_data_export(source.path):
-        return exports.discover_data_export(source.path, source.format, source.name)
-    # FOCUS files in a plain folder (another provider's, or one downloaded by hand)
-    return _discover_month_folders(source)
+    layouts = FORMATS[source.format].layouts
+    layout = next(layout for layout in layouts if layout == layouts[-1] or _LAID_OUT[layout](source.path))
+    return _DISCOVER[layout](source)
+
+
+def _discover_bigquery(source: SourceConfig) -> list[Delivery]:
+    return gcp_exports.discover(source.path, source.format, source.name)
+
+
+def _discover_azure_export(source: SourceConfig) -> list[Delivery]:
+    return azure_exports.discover(source.path, source.format, source.name)
+
+
+def _discover_cur1(source: SourceConfig) -> list[Delivery]:
+    return exports.discover_cur1(source.path, source.name)
+
+
+def _discover_data_export(source: SourceConfig) -> list[Delivery]:
+    return exports.discover_data_export(source.path, source.format, source.name)
 
 
 def _discover_azure_focus(source: SourceConfig) -> list[Delivery]:
@@ -113,6 +120,21 @@ def _discover_month_folders(source: SourceConfig) -> list[Delivery]:
         )
         for month, files in sorted(months.items())
     ]
+
+
+# How each layout (models.formats.Layout) is recognised in a folder, when a format may come in several, and found.
+_LAID_OUT: dict[Layout, Callable[[Path], bool]] = {
+    "data-export": exports.is_data_export,
+    "azure-focus-export": azure_exports.looks_like_export,
+}
+_DISCOVER: dict[Layout, Callable[[SourceConfig], list[Delivery]]] = {
+    "cur1": _discover_cur1,
+    "data-export": _discover_data_export,
+    "azure-cost-export": _discover_azure_export,
+    "azure-focus-export": _discover_azure_focus,
+    "bigquery": _discover_bigquery,
+    "month-folders": _discover_month_folders,
+}
 
 
 def _month_of(relative: Path) -> str | None:
@@ -186,7 +208,9 @@ def _is_azure_export(path: Path, fmt: str) -> bool:
     """Azure export folders also hold date-range folders like CUR 1 reports: the format, or a manifest, decides."""
     if not azure_exports.looks_like_export(path):
         return False
-    return fmt in azure_exports.FORMATS or (fmt == "auto" and azure_exports.has_azure_manifest(path))
+    if fmt == "auto":
+        return azure_exports.has_azure_manifest(path)
+    return "azure-cost-export" in FORMATS[fmt].layouts
 
 
 def _is_data_file(path: Path, fmt: str) -> bool:
@@ -194,7 +218,9 @@ def _is_data_file(path: Path, fmt: str) -> bool:
     name = path.name.lower()
     if name.endswith(_TABLE_SUFFIXES):
         return True
-    return fmt in _JSON_FORMATS and gcp_billing.is_json_file(path) and not _is_manifest(path)
+    # ``auto`` tells BigQuery's JSON extracts by their keys
+    reads_json = fmt == "auto" or FORMATS[fmt].newline_json
+    return reads_json and gcp_billing.is_json_file(path) and not _is_manifest(path)
 
 
 def _is_manifest(path: Path) -> bool:

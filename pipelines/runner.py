@@ -25,8 +25,8 @@ from gpuledger.gates.load import held_deliveries
 from gpuledger.warehouse.home import exclusive_run, open_warehouse
 from models.config import load_config
 from models.errors import GpuledgerError
+from models.formats import PROVIDERS
 from pipelines.definitions import (
-    PROVIDERS,
     WarehouseResource,
     allocation_and_showback,
     analyst_duckdb,

@@ -83,6 +83,7 @@ from connectors.azure.sync import CREDENTIAL_CHAIN, AzureExportConfig, sync_azur
 from connectors.ledger import SyncResult, TransferLimits, atomic_file, now_utc, record_delivery
 from connectors.progress import transfer
 from models.errors import InputError, RemoteError
+from models.formats import FORMATS
 from models.landing import LedgerEntry, LedgerFile, read_ledger
 
 log = logging.getLogger(__name__)
@@ -92,12 +93,16 @@ ARM_URL = "https://management.azure.com"
 _ARM_SCOPE = "https://management.azure.com/.default"
 COST_DETAILS_FOLDER = "cost-details"
 """Folder under a cost-details source's landing mirror holding one export folder per metric."""
-METRICS = {
-    "azure-actual": ("ActualCost",),
-    "azure-amortized": ("AmortizedCost",),
-    "azure-cost-details": ("ActualCost", "AmortizedCost"),
-}
-"""Source format -> Cost Details metrics; each metric lands as an export folder of that name."""
+
+
+def metrics_of(source_format: str) -> tuple[str, ...]:
+    """The Cost Details metrics a format reads (a combined format: those of the formats it combines); each metric
+    lands as an export folder of that name."""
+    fmt = FORMATS[source_format]
+    parts = [FORMATS[name] for name in fmt.combines] or [fmt]
+    return tuple(str(part.cost_metric) for part in parts)
+
+
 MAX_MONTHS_BACK = 12
 """The Cost Details API serves the last 13 months: the current one and 12 before it."""
 _FAILED_RUNS = {"failed", "timeout", "datanotavailable", "newdatanotavailable"}
@@ -148,8 +153,9 @@ class CostDetailsConfig(TransferLimits):
         _check_scope(where, self.scope)
         if re.search(r"/(resourcegroups|managementgroups)/", f"/{self.scope.lower()}"):
             raise InputError(where, "the Cost Details API does not serve resource group or management group scopes")
-        if self.source_format not in METRICS:
-            raise InputError(where, f"format must be one of {', '.join(METRICS)}", column="format")
+        served = [name for name, f in FORMATS.items() if "azure_cost_details" in f.remotes]
+        if self.source_format not in served:
+            raise InputError(where, f"format must be one of {', '.join(served)}", column="format")
         if not 0 <= self.months_back <= MAX_MONTHS_BACK:
             raise InputError(where, f"'months_back' must be 0 to {MAX_MONTHS_BACK}", column="months_back")
         self.check_limits(where)
@@ -157,7 +163,7 @@ class CostDetailsConfig(TransferLimits):
     @property
     def export_folder(self) -> str:
         """Landing-relative folder the source's ``path`` is (``models.config`` computes the same)."""
-        metrics = METRICS[self.source_format]
+        metrics = metrics_of(self.source_format)
         return COST_DETAILS_FOLDER if len(metrics) > 1 else f"{COST_DETAILS_FOLDER}/{metrics[0]}"
 
 
@@ -505,7 +511,7 @@ def sync_cost_details(
     unchanged: list[str] = []
     with _arm_errors(where, config.arm), _client(config.arm, credential) as client:
         for index in indexes:
-            for metric in METRICS[config.source_format]:
+            for metric in metrics_of(config.source_format):
                 report = _generate(client, config, metric, index, today, where)
                 entry = _land_report(config, landing_dir, metric, index, report, entries, where)
                 if entry is None:

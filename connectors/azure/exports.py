@@ -27,12 +27,13 @@ from urllib.parse import unquote, urlparse
 
 from models.delivery import Delivery
 from models.errors import InputError
+from models.formats import FORMATS
 
 log = logging.getLogger(__name__)
 
-COMBINED_FORMAT = "azure-cost-details"
-SINGLE_FORMATS = ("azure-actual", "azure-amortized", "azure-legacy")
-FORMATS = (*SINGLE_FORMATS, COMBINED_FORMAT)
+# One export per delivery, or (a format that combines two) a pair read side by side: registered in models.formats.
+SINGLE_FORMATS = tuple(n for n, f in FORMATS.items() if f.layouts == ("azure-cost-export",) and not f.combines)
+COMBINED_FORMAT = next(n for n, f in FORMATS.items() if f.combines)
 MANIFEST_NAMES = ("manifest.json", "_manifest.json")
 
 _RANGE = re.compile(r"^(\d{4})(\d{2})(\d{2})-(\d{4})(\d{2})(\d{2})$")
@@ -130,7 +131,7 @@ def discover_export(export_folder: Path, source_format: str, source_name: str | 
     """One delivery per date range: its newest complete run."""
     if source_format not in SINGLE_FORMATS:
         raise InputError(export_folder, f"not an Azure export format: {source_format}")
-    expected = {"azure-actual": "actual", "azure-amortized": "amortized", "azure-legacy": "actual"}[source_format]
+    expected = "amortized" if FORMATS[source_format].cost_metric == "AmortizedCost" else "actual"
     deliveries = []
     for run in newest_runs(export_folder).values():
         if run.dataset is not None and run.dataset != expected:

@@ -121,7 +121,7 @@ class FocusProfile:
     def create_source_view(
         self, con: duckdb.DuckDBPyConnection, raw: duckdb.DuckDBPyRelation, files: Sequence[Path]
     ) -> dict[str, str]:
-        """The format's source view builder (``gpuledger.gates.load.FormatModel``)."""
+        """The format's source view builder (``gpuledger.normalize.formats.FormatModel``)."""
         return create_source_view(con, raw, files, self)
 
     def source_header(self, raw_columns: Sequence[str], focus_column: str) -> str | None:

@@ -13,6 +13,7 @@ from gpuledger.warehouse.sqlfiles import load_sql, quote_literal
 from models import aws, azure, focus, gcp, units
 from models.allocation import EGRESS_USAGE_PATTERNS, AllocationConfig
 from models.currencies import ISO_4217_CODES
+from models.formats import FORMATS
 from models.gpu_catalog import catalog_rows
 
 WAREHOUSE_FILE = "warehouse.duckdb"
@@ -345,6 +346,8 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
         ("product_code", "service_category", "service_subcategory"),
         [(code, cat, sub) for code, (cat, sub) in sorted(aws.AWS_SERVICE_CATEGORIES.items())],
     )
+    formats = [(name, f.provider.key) for name, f in sorted(FORMATS.items())]
+    replace_ref_table(con, "ref.source_formats", ("source_format", "provider"), formats)
     replace_ref_table(
         con,
         "ref.units",

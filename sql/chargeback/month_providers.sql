@@ -1,4 +1,4 @@
--- The billing periods with published charges and the providers (source format families) charging in each:
+-- The billing periods with published charges and the providers (of their source formats) charging in each:
 -- a month closes once every one of them is past its finalization window. Columns: BillingPeriodStart, provider.
 WITH slices AS (
     SELECT billing_period_start AS BillingPeriodStart, delivery_id
@@ -6,10 +6,16 @@ WITH slices AS (
 ),
 
 deliveries AS (
-    SELECT delivery_id, split_part(source_format, '-', 1) AS provider
+    SELECT delivery_id, source_format
     FROM meta.deliveries
+),
+
+formats AS (
+    SELECT source_format, provider
+    FROM ref.source_formats
 )
 
-SELECT DISTINCT s.BillingPeriodStart, d.provider
+SELECT DISTINCT s.BillingPeriodStart, f.provider
 FROM slices AS s
 JOIN deliveries AS d USING (delivery_id)
+JOIN formats AS f USING (source_format)

@@ -10,7 +10,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-import test_aws_sync
 
 from connectors.aws.discovery import discover_destination
 from connectors.sync import LOCK_FILE, SourceSync, sync_source
@@ -19,6 +18,7 @@ from models.config import SourceConfig, load_config
 from models.errors import InputError, RemoteError
 from models.landing import LEDGER_FILE, read_ledger
 from pipelines.deliveries import discover
+from tests.connectors import test_aws_sync
 from tests.fixtures.aws_billing_stub import AwsBillingStub
 
 # The S3 sync tests' fixtures: moto's S3 server behind their fault proxy, dummy credentials, a fresh bucket.

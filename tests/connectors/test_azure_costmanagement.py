@@ -17,10 +17,8 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-import test_azure_sync
 from azure.core.credentials import AccessToken
 from azure.storage.blob import BlobSasPermissions, ContainerClient, generate_blob_sas
-from test_azure_sync import ACCOUNT, ACCOUNT_KEY, CONNECTION_ENV
 
 from connectors.azure import costmanagement
 from connectors.azure.costmanagement import (
@@ -40,6 +38,8 @@ from models.landing import LEDGER_FILE, read_ledger
 from pipelines.cli import main
 from pipelines.deliveries import discover
 from tests.conftest import slice_totals
+from tests.connectors import test_azure_sync
+from tests.connectors.test_azure_sync import ACCOUNT, ACCOUNT_KEY, CONNECTION_ENV
 from tests.fixtures.arm_stub import ArmStub
 
 # Azurite, and a fresh container in it, from the Blob sync's tests (the connection string reaches the sync only

@@ -17,7 +17,6 @@ import pytest
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import bigquery
 from google.type import money_pb2
-from test_gcp_sync import DATASET, JOBS, NOW, PROJECT, client_for, config, demo, extracts, stub_with
 
 from connectors.gcp.billing import BillingClients, money_to_decimal
 from connectors.gcp.exports import discover, is_dataset
@@ -30,6 +29,7 @@ from models.config import load_config
 from models.errors import InputError, RemoteError
 from models.landing import read_ledger
 from pipelines.cli import main
+from tests.connectors.test_gcp_sync import DATASET, JOBS, NOW, PROJECT, client_for, config, demo, extracts, stub_with
 from tests.fixtures.cloudbilling_stub import CatalogSku, CloudBillingStub, Tier, money
 
 __all__ = ["demo"]  # the module-scoped demo export fixture, shared with the BigQuery sync tests

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from connectors.aws.exports import discover_cur1
-from gpuledger.gates.load import FORMAT_MODELS, _write, accept_delivery, load_delivery
+from gpuledger.gates.load import _write, accept_delivery, load_delivery
+from gpuledger.normalize.formats import FORMAT_MODELS
 from models.delivery import Delivery
 from models.errors import InputError
 from tests.conftest import focus_snapshot
