@@ -50,14 +50,12 @@ from dagster import (
 from pydantic import Field
 
 from connectors.sync import SyncBusy, remote_sources, sync_source
-from gpuledger.allocation.allocate import audit_failures
 from gpuledger.chargeback.months import lifecycle_now, refreshable_months, update_months
-from gpuledger.gates.checks import run_checks
 from gpuledger.gates.freshness import STALE_AFTER_HOURS, stale_sources
 from gpuledger.gates.load import SliceTotal
+from gpuledger.gates.verdicts import delivery_verdict, month_failures
 from gpuledger.publish.snapshot import publish
 from gpuledger.warehouse.home import open_warehouse, resolve_home
-from gpuledger.warehouse.sqlfiles import load_sql
 from models.config import load_config
 from models.errors import GpuledgerError
 from models.formats import PROVIDERS
@@ -116,17 +114,9 @@ def focus_costs(
     home = warehouse.resolved_home()
     with closing(open_warehouse(home)) as con:
         loaded = load_month(con, home, provider, month)
-        check_failures = {
-            result.check: result.violations
-            for load in loaded
-            for result in run_checks(con, load.delivery_id)
-            if not result.passed
-        }
-        unreconciled = [
-            load.delivery_id
-            for load in loaded
-            if con.execute(load_sql("reconcile/focus_vs_source.sql"), {"id": load.delivery_id}).fetchall()
-        ]
+        verdicts = [delivery_verdict(con, load.delivery_id) for load in loaded]
+    check_failures = {result.check: result.violations for v in verdicts for result in v.failed_checks}
+    unreconciled = [v.delivery_id for v in verdicts if v.mismatches]
     slices = [s for load in loaded if not load.held for s in load.slices]
     held = {load.delivery_id: [h.describe() for h in load.holds] for load in loaded if load.held}
     context.log.info("%s %s: %d deliveries, %d slices", provider, month, len(loaded), len(slices))
@@ -208,7 +198,7 @@ def allocation_and_showback(
     with closing(open_warehouse(home)) as con:
         loads, result = allocate(con, home, month)
         # The audits also gate the split's transaction; re-run on the committed tables, they are the check.
-        failures = audit_failures(con, month)
+        failures = month_failures(con, month)
         totals = con.execute(
             "SELECT team, currency, sum(total_cost), sum(idle_cost) FROM showback.team_month"
             " WHERE billing_month = CAST($month AS DATE) GROUP BY ALL ORDER BY ALL",

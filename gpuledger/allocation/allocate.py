@@ -12,9 +12,10 @@ from dataclasses import dataclass
 import duckdb
 
 from gpuledger.allocation.rates import store_exchange_rates
+from gpuledger.gates.verdicts import month_failures
 from gpuledger.warehouse.database import transaction, write_allocation_config
 from gpuledger.warehouse.failpoints import failpoint
-from gpuledger.warehouse.sqlfiles import load_sql, sql_files
+from gpuledger.warehouse.sqlfiles import load_sql
 from models.allocation import METHOD_ID, AllocationConfig
 from models.billing_month import BillingMonth
 from models.config import ReportingConfig
@@ -84,22 +85,7 @@ def build_showback(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"CREATE OR REPLACE TABLE showback.{table} AS " + load_sql(f"showback/{table}.sql"))
 
 
-def audit_failures(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[tuple[object, ...]]]:
-    """The first offending rows of each audit in ``sql/audits/`` that fails for billing month ``YYYY-MM``."""
-    billing_month = BillingMonth.parse(month)
-    period_start = billing_month.start
-    params = {"period_start": period_start, "billing_month": billing_month.first_day}
-    failures = {}
-    for path in sql_files("audits"):
-        sql = path.read_text(encoding="utf-8")
-        # DuckDB rejects unused named parameters: bind those the audit names
-        bad = con.execute(sql, {k: v for k, v in params.items() if f"${k}" in sql}).fetchmany(5)
-        if bad:
-            failures[path.stem] = bad
-    return failures
-
-
 def _audit(con: duckdb.DuckDBPyConnection, month: str) -> None:
-    failures = audit_failures(con, month)
+    failures = month_failures(con, month)
     if failures:
         raise ReconciliationError(f"allocation audits failed for {month}: first offending rows {failures}")

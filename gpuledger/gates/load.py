@@ -19,8 +19,9 @@ from pathlib import Path
 
 import duckdb
 
-from gpuledger.gates.checks import run_checks
+from gpuledger.gates.checks import CheckResult
 from gpuledger.gates.contract import Hold, SliceKey, hold_reasons, refuse_foreign_slices, stage_slices
+from gpuledger.gates.verdicts import delivery_verdict
 from gpuledger.normalize import aws_cur
 from gpuledger.normalize.files import (
     FileStats,
@@ -249,9 +250,10 @@ def _audit(
     _refuse_duplicate_line_items(con, delivery, model, delivery_id)
     if rules.strict:
         _refuse_repairs(con, model, delivery_id)
-    _fail_on_check_violations(con, delivery, model, delivery_id)
+    verdict = delivery_verdict(con, delivery_id)  # the delivery gate
+    _fail_on_check_violations(con, delivery, model, delivery_id, verdict.failed_checks)
     if delivery.files:
-        _reconcile(con, delivery, delivery_id)
+        _reconcile(delivery, delivery_id, verdict.mismatches)
 
 
 def _publish(
@@ -547,9 +549,12 @@ def _replace_slices(
 
 
 def _fail_on_check_violations(
-    con: duckdb.DuckDBPyConnection, delivery: Delivery, model: FormatModel, delivery_id: str
+    con: duckdb.DuckDBPyConnection,
+    delivery: Delivery,
+    model: FormatModel,
+    delivery_id: str,
+    failed: Sequence[CheckResult],
 ) -> None:
-    failed = [result for result in run_checks(con, delivery_id) if not result.passed]
     if not failed:
         return
     if failed[0].check == "focus_single_currency":
@@ -605,9 +610,8 @@ def _source_row(
     return found[0] if found else None
 
 
-def _reconcile(con: duckdb.DuckDBPyConnection, delivery: Delivery, delivery_id: str) -> None:
+def _reconcile(delivery: Delivery, delivery_id: str, mismatches: Sequence[tuple[object, ...]]) -> None:
     """Sums per (billing account, period, currency) must equal the source's exactly."""
-    mismatches = con.execute(load_sql("reconcile/focus_vs_source.sql"), {"id": delivery_id}).fetchall()
     if mismatches:
         details = "; ".join(
             f"{account} {period} {currency}: source billed {sb} effective {se}, FOCUS billed {fb} effective {fe}"

@@ -30,8 +30,7 @@ from typing import Any
 import duckdb
 
 from connectors.ledger import write_atomically
-from gpuledger.allocation.allocate import audit_failures
-from gpuledger.gates.checks import run_checks
+from gpuledger.gates.verdicts import publish_blockers
 from gpuledger.warehouse.failpoints import failpoint
 from gpuledger.warehouse.sqlfiles import load_sql, quote_ident, quote_literal, sql_files
 from models.errors import GpuledgerError
@@ -133,26 +132,6 @@ def _record_attempt(home: Path, *, blockers: list[str] | None = None, published_
     write_atomically(home / STATUS_FILE, json.dumps(status, indent=2).encode())
 
 
-def publish_blockers(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Why the warehouse may not be published now; empty when every check passes."""
-    blockers = []
-    deliveries = [row[0] for row in con.execute("SELECT DISTINCT delivery_id FROM meta.slices ORDER BY 1").fetchall()]
-    for delivery_id in deliveries:
-        failed = [r.check for r in run_checks(con, delivery_id) if not r.passed]
-        if failed:
-            blockers.append(f"delivery {delivery_id}: FOCUS checks {', '.join(failed)}")
-        if con.execute(load_sql("reconcile/focus_vs_source.sql"), {"id": delivery_id}).fetchone():
-            blockers.append(f"delivery {delivery_id}: FOCUS totals differ from the source's")
-    months = [
-        row[0] for row in con.execute(f"SELECT DISTINCT {BILLING_MONTH_SQL} FROM focus.costs ORDER BY 1").fetchall()
-    ]
-    for month in months:
-        failures = audit_failures(con, month)
-        if failures:
-            blockers.append(f"billing month {month}: allocation audits {', '.join(sorted(failures))}")
-    return blockers
-
-
 def _build(con: duckdb.DuckDBPyConnection, warehouse: str) -> dict[str, int]:
     """The published tables, views and descriptions, in the attached ``analyst`` catalog."""
     con.execute("USE analyst")
@@ -183,8 +162,9 @@ def _compare(con: duckdb.DuckDBPyConnection, warehouse: str) -> list[str]:
         ).fetchone()
         if counts is None or counts[0] != counts[1]:
             mismatches.append(f"{table}: {counts}")
-    money = load_sql("analyst/checks/showback_vs_focus.sql")
-    for row in con.execute(money).fetchall():
+    # the month gate's showback-equals-FOCUS audit, over every month of the copy
+    money = load_sql("audits/team_month_totals.sql")
+    for row in con.execute(money, {"billing_month": None}).fetchall():
         mismatches.append(f"showback and FOCUS totals differ in the copy: {row}")
     return mismatches
 
