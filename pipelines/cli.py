@@ -18,6 +18,7 @@ import duckdb
 from gpuledger.gates.load import LoadResult, SliceTotal, accept_delivery, held_deliveries, load_delivery
 from gpuledger.warehouse.database import WAREHOUSE_FILE, connect
 from gpuledger.warehouse.home import exclusive_run, open_warehouse, resolve_home
+from gpuledger.warehouse.sqlfiles import load_sql
 from models.billing_month import BillingMonth
 from models.config import Config, load_config
 from models.delivery import Delivery
@@ -194,8 +195,8 @@ def _run(args: argparse.Namespace, home: Path | None = None) -> int:
     print(f"\nResults in {analyst} (published for analysts; open it read-only):")
     print("  focus.costs (FOCUS 1.2), allocation.cost_split, showback.team_month, showback.job_costs,")
     print("  showback.idle_by_hour_of_week, showback.team_month_reporting, meta.months, chargeback.*, views.*")
-    print(
-        f"  query:  {sys.executable} -c \"import duckdb; duckdb.connect('{analyst}', read_only=True)"
+    print(  # a command line to copy, not SQL run here
+        f"  query:  {sys.executable} -c \"import duckdb; duckdb.connect('{analyst}', read_only=True)"  # noqa: S608
         f".sql('SELECT * FROM views.cost_by_team_month_category').show()\""
     )
     print(f"  Parquet: {home / PUBLISHED_FOLDER / 'focus'}/ProviderName=*/billing_month=*/*.parquet")
@@ -439,19 +440,11 @@ def _slice_row(s: SliceTotal) -> tuple[object, ...]:
 def _export_focus(args: argparse.Namespace) -> int:
     home = resolve_home(args.home)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    selected = (
-        "SELECT * FROM focus.costs WHERE ($provider IS NULL OR ProviderName = $provider)"
-        " AND ($month IS NULL OR strftime(billing_month(BillingPeriodStart), '%Y-%m') = $month)"
-    )
-    params = {"provider": args.provider, "month": args.month}
+    params = {"provider": args.provider, "month": args.month, "out": str(args.out)}
     with closing(open_warehouse(home)) as con:
         # COPY streams to the file (a relation with bound parameters would be held in memory whole)
-        con.execute(
-            f"COPY ({selected} ORDER BY BillingAccountId, BillingPeriodStart, x_DeliveryId, x_SourceFile,"
-            " x_SourceLineItemId) TO $out (FORMAT parquet, COMPRESSION zstd)",
-            {**params, "out": str(args.out)},
-        )
-        count = con.execute(f"SELECT count(*) FROM ({selected})", params).fetchone()
+        con.execute(load_sql("analyst/export_focus.sql"), params)
+        count = con.execute("SELECT count(*) FROM read_parquet($out)", {"out": str(args.out)}).fetchone()
     print(f"wrote {count[0] if count else 0} FOCUS rows to {args.out}")
     return 0
 

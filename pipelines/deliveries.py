@@ -20,7 +20,6 @@ from gpuledger.telemetry.ingest import TelemetryLoad, ingest_telemetry
 from models.config import SourceConfig, load_config
 from models.delivery import Delivery
 from models.errors import InputError
-from models.focus import BILLING_MONTH_SQL
 from models.formats import FORMATS, Layout
 
 _TABLE_SUFFIXES = (".csv", ".csv.gz", ".parquet")
@@ -173,7 +172,8 @@ def allocate(con: duckdb.DuckDBPyConnection, home: Path, month: str) -> tuple[li
 
 def billing_months(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Billing months with published FOCUS rows, oldest first."""
-    rows = con.execute(f"SELECT DISTINCT {BILLING_MONTH_SQL} FROM focus.costs ORDER BY 1").fetchall()
+    query = "SELECT DISTINCT strftime(billing_month(BillingPeriodStart), '%Y-%m') FROM focus.costs ORDER BY 1"
+    rows = con.execute(query).fetchall()
     return [row[0] for row in rows]
 
 

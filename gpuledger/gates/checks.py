@@ -63,8 +63,9 @@ def nullability_sql() -> str:
             )
     problems = ", ".join(f"CASE WHEN ({rule}) THEN '{name}' END" for name, rule in tests)
     any_problem = " OR ".join(f"({rule})" for _, rule in tests)
+    # generated from the FOCUS column specs in models/focus.py: names and rules are the project's, never input
     return (
-        "SELECT column_name, 'breaks the FOCUS 1.2 nullability rule or holds a placeholder string' AS problem,"
+        "SELECT column_name, 'breaks the FOCUS 1.2 nullability rule or holds a placeholder string' AS problem,"  # noqa: S608
         " x_SourceFile, x_SourceLineItemId FROM ("
         f" SELECT unnest(list_filter([{problems}], c -> c IS NOT NULL)) AS column_name, x_SourceFile,"
         f" x_SourceLineItemId FROM focus_rows WHERE {any_problem})"
@@ -86,11 +87,14 @@ def run_checks(con: duckdb.DuckDBPyConnection, delivery_id: str | None = None) -
 
 
 def run_check(con: duckdb.DuckDBPyConnection, name: str, sql: str) -> CheckResult:
-    count_row = con.execute(f"SELECT count(*) FROM ({sql})").fetchone()
+    # ``sql`` is a check of the project's (a file of sql/checks, or generated from models/focus.py)
+    count_row = con.execute(f"SELECT count(*) FROM ({sql})").fetchone()  # noqa: S608
     count = int(count_row[0]) if count_row else 0
     if not count:
         return CheckResult(name, 0, ())
-    rows = con.execute(f"SELECT * FROM ({sql}) ORDER BY ALL LIMIT 5").fetchall()
+    rows = con.execute(f"SELECT * FROM ({sql}) ORDER BY ALL LIMIT 5").fetchall()  # noqa: S608
     sample = tuple(Violation(name, str(r[0]), str(r[1]), r[2], r[3]) for r in rows)
-    origins = con.execute(f"SELECT count(DISTINCT (x_SourceFile, {ORIGIN_LINE_ITEM_SQL})) FROM ({sql})").fetchone()
+    origins = con.execute(
+        f"SELECT count(DISTINCT (x_SourceFile, {ORIGIN_LINE_ITEM_SQL})) FROM ({sql})"  # noqa: S608
+    ).fetchone()
     return CheckResult(name, count, sample, int(origins[0]) if origins else count)

@@ -26,12 +26,10 @@ from gpuledger.warehouse.sqlfiles import load_sql
 from models.config import IngestConfig
 from models.delivery import Delivery
 from models.errors import InputError
-from models.focus import BILLING_MONTH_SQL
 
 SliceKey = tuple[str, str, dt.datetime]
 """(ProviderName, BillingAccountId, BillingPeriodStart)."""
 
-_SLICES_TABLE = "delivery_slices"
 HOLD_CHECKS = ("empty_slice", "closed_month_change", "usage_outside_period")
 """The hold rules, each a query in ``sql/gates/<name>.sql`` returning the slices it holds and why."""
 
@@ -56,8 +54,8 @@ def stage_slices(con: duckdb.DuckDBPyConnection, slices: Sequence[SliceKey]) -> 
     """Temp table ``delivery_slices``: the slices a delivery would replace, with their billing month."""
     providers, accounts, starts = (list(column) for column in zip(*slices, strict=True)) if slices else ([], [], [])
     con.execute(
-        f"CREATE OR REPLACE TEMP TABLE {_SLICES_TABLE} AS SELECT *,"
-        f" CAST({BILLING_MONTH_SQL} || '-01' AS DATE) AS billing_month FROM ("
+        "CREATE OR REPLACE TEMP TABLE delivery_slices AS SELECT *, billing_month(BillingPeriodStart) AS billing_month"
+        " FROM ("
         " SELECT unnest($providers::VARCHAR[]) AS ProviderName, unnest($accounts::VARCHAR[]) AS BillingAccountId,"
         " unnest($starts::TIMESTAMPTZ[]) AS BillingPeriodStart)",
         {"providers": providers, "accounts": accounts, "starts": starts},

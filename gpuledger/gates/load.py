@@ -40,7 +40,7 @@ from gpuledger.warehouse.sqlfiles import load_sql
 from models.config import IngestConfig
 from models.delivery import Delivery
 from models.errors import InputError, ReconciliationError, describe_error
-from models.focus import BILLING_MONTH_SQL, SOURCE_CHANGES, origin_line_item
+from models.focus import SOURCE_CHANGES, origin_line_item
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,6 @@ class LoadResult:
 
 
 PUBLISHED, HELD, SUPERSEDED = "published", "held", "superseded"
-_SKIPPED = "source_skipped"
 """Temp table a reader fills with source rows it did not load, and why (counted in meta.delivery_repairs)."""
 
 
@@ -204,14 +203,7 @@ def _discard_unpublished(con: duckdb.DuckDBPyConnection) -> None:
     """Drop staged rows that never got published (a failed audit, or a crash between write and publish); rows of a
     held delivery stay until it is accepted or superseded."""
     with transaction(con):
-        kept = (
-            "SELECT delivery_id FROM meta.slices UNION ALL SELECT delivery_id FROM meta.deliveries WHERE state = 'held'"
-        )
-        con.execute(f"DELETE FROM focus.cost_rows WHERE x_DeliveryId NOT IN ({kept})")
-        con.execute(f"DELETE FROM meta.source_totals WHERE delivery_id NOT IN ({kept})")
-        con.execute(
-            "DELETE FROM meta.delivery_repairs WHERE delivery_id NOT IN (SELECT delivery_id FROM meta.deliveries)"
-        )
+        con.execute(load_sql("gates/discard_unpublished.sql"))
 
 
 def _write(
@@ -226,21 +218,16 @@ def _write(
         return
     with transaction(con):
         # the reader notes here the source rows it did not load (GCP: records an earlier extract delivered)
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {_SKIPPED} (change VARCHAR, rows BIGINT)")
+        con.execute("CREATE OR REPLACE TEMP TABLE source_skipped (change VARCHAR, rows BIGINT)")
         _insert_focus_rows(con, delivery, model, delivery_id, ingested_at)
+        # the format's source-totals model, a project SQL file, as the subquery of one insert
         totals = "INSERT INTO meta.source_totals BY NAME SELECT $id AS delivery_id, * FROM ({})"
         try:
             con.execute(totals.format(load_sql(model.source_totals_sql)), {"id": delivery_id})
         except duckdb.Error as exc:  # the totals read columns the model does not (the file's every cell counts)
             raise read_error(delivery.files, exc) or exc from exc
         con.execute("DELETE FROM meta.delivery_repairs WHERE delivery_id = $id", {"id": delivery_id})
-        con.execute(
-            "INSERT INTO meta.delivery_repairs SELECT $id, change, count(*) FROM ("
-            " SELECT unnest(string_split(x_SourceChanges, ',')) AS change FROM focus.cost_rows"
-            f" WHERE x_DeliveryId = $id AND x_SourceChanges IS NOT NULL) GROUP BY change"
-            f" UNION ALL SELECT $id, change, rows FROM {_SKIPPED}",
-            {"id": delivery_id},
-        )
+        con.execute(load_sql("gates/delivery_repairs.sql"), {"id": delivery_id})
 
 
 def _audit(
@@ -420,10 +407,10 @@ def _check_rows_match_manifest(
     if delivery.billing_period is None:
         return
     stray = con.execute(
-        f"SELECT x_SourceFile, x_SourceLineItemId, BillingAccountId, {BILLING_MONTH_SQL},"
-        " BillingAccountId <> coalesce($account, BillingAccountId)"
+        "SELECT x_SourceFile, x_SourceLineItemId, BillingAccountId, strftime(billing_month(BillingPeriodStart),"
+        " '%Y-%m'), BillingAccountId <> coalesce($account, BillingAccountId)"
         " FROM focus.cost_rows WHERE x_DeliveryId = $id"
-        f" AND ({BILLING_MONTH_SQL} <> $period"
+        " AND (strftime(billing_month(BillingPeriodStart), '%Y-%m') <> $period"
         " OR BillingAccountId <> coalesce($account, BillingAccountId))"
         " ORDER BY x_SourceFile, x_SourceLineItemId LIMIT 1",
         {"id": delivery_id, "period": delivery.billing_period, "account": delivery.billing_account_id},
@@ -461,7 +448,8 @@ def _refuse_duplicate_line_items(
             message = f"line item {line_item} ({interval}) repeats row {first}: {rule}"
             raise InputError(file, message, row=number, column=columns["k"])
     line_item, time_interval, count = con.execute(  # type: ignore[misc]
-        f"SELECT {key}, {interval}, count(*) FROM {aws_cur.SOURCE_VIEW} GROUP BY ALL HAVING count(*) > 1"
+        # canonical column names of the format model and the reader's view name: constants, never input
+        f"SELECT {key}, {interval}, count(*) FROM {aws_cur.SOURCE_VIEW} GROUP BY ALL HAVING count(*) > 1"  # noqa: S608
         " ORDER BY 3 DESC, 1, 2 LIMIT 1"
     ).fetchone()
     places = [
@@ -576,7 +564,7 @@ def _refuse_mixed_currency(
 ) -> None:
     """A slice bills one currency: name the first row, in file order, whose currency is not most rows' one."""
     account, period, usual, others = con.execute(  # type: ignore[misc]
-        f"SELECT BillingAccountId, {BILLING_MONTH_SQL}, mode(BillingCurrency),"
+        "SELECT BillingAccountId, strftime(billing_month(BillingPeriodStart), '%Y-%m'), mode(BillingCurrency),"
         " string_agg(DISTINCT BillingCurrency, ', ' ORDER BY BillingCurrency) FROM focus.cost_rows"
         " WHERE x_DeliveryId = $id GROUP BY ALL HAVING count(DISTINCT BillingCurrency) > 1 ORDER BY ALL LIMIT 1",
         {"id": delivery_id},

@@ -8,7 +8,7 @@ import duckdb
 
 from gpuledger.normalize import aws_focus, azure_cost_details, azure_focus, gcp_billing
 from gpuledger.normalize.files import read_raw
-from gpuledger.warehouse.sqlfiles import quote_ident, quote_literal
+from gpuledger.warehouse.sqlfiles import quote_literal
 from models.azure import LEGACY
 from models.errors import InputError
 
@@ -57,8 +57,9 @@ def _focus_format(con: duckdb.DuckDBPyConnection, file: Path, columns: set[str])
         for fmt, patterns in _FOCUS_PROVIDERS.items()
         for pattern in patterns
     )
-    providers = f"SELECT trim(CAST({quote_ident('ProviderName')} AS VARCHAR)) AS p FROM focus_file"
-    query = f"SELECT DISTINCT CASE {cases} ELSE 'focus' END FROM ({providers}) WHERE p NOT IN ('', 'NULL') LIMIT 2"
+    providers = "SELECT trim(CAST(ProviderName AS VARCHAR)) AS p FROM focus_file"
+    # the CASE is generated from the profiles' ProviderName patterns, each quoted as a literal
+    query = f"SELECT DISTINCT CASE {cases} ELSE 'focus' END FROM ({providers}) WHERE p NOT IN ('', 'NULL') LIMIT 2"  # noqa: S608
     rows = read_raw(con, [file]).query("focus_file", query).fetchall()
     candidates = {str(row[0]) for row in rows} | {fmt for fmt, extras in _FOCUS_EXTRAS.items() if extras & columns}
     return candidates.pop() if len(candidates) == 1 else "focus"
