@@ -13,6 +13,7 @@ import duckdb
 
 from gpuledger.allocation.rates import store_exchange_rates
 from gpuledger.gates.verdicts import month_failures
+from gpuledger.telemetry.usage import rebuild_usage
 from gpuledger.warehouse.database import transaction, write_allocation_config
 from gpuledger.warehouse.failpoints import failpoint
 from gpuledger.warehouse.sqlfiles import load_sql
@@ -53,11 +54,7 @@ def allocate_month(
             {"start": period_start, "end": period_end, **window_params},
         ).fetchone()
         assert window is not None
-        con.execute("DELETE FROM gpu.usage WHERE billing_period_start = $start", {"start": period_start})
-        con.execute(
-            "INSERT INTO gpu.usage BY NAME " + load_sql("telemetry/gpu_usage.sql"),
-            {"billing_period_start": period_start, "period_start": window[0], "period_end": window[1]},
-        )
+        rebuild_usage(con, period_start, (window[0], window[1]))
         con.execute(
             "DELETE FROM allocation.cost_split WHERE billing_month(BillingPeriodStart) = $billing_month",
             window_params,
