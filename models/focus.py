@@ -407,7 +407,6 @@ def origin_line_item(line_item_id: str) -> str:
 
 
 FOCUS_COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in FOCUS_COLUMNS)
-ALL_COLUMN_NAMES: tuple[str, ...] = FOCUS_COLUMN_NAMES + tuple(c.name for c in CUSTOM_COLUMNS)
 FOCUS_BY_NAME: dict[str, FocusColumn] = {c.name: c for c in FOCUS_COLUMNS}
 
 

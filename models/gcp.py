@@ -242,6 +242,3 @@ GCP_REGION_NAMES: dict[str, str] = {
     "australia-southeast1": "Sydney",
     "me-west1": "Tel Aviv",
 }
-
-# system_labels key holding the VM's machine type (a3-highgpu-8g), the GPU catalog key.
-MACHINE_SPEC_LABEL = "compute.googleapis.com/machine_spec"
