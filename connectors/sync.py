@@ -12,9 +12,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import cast
 
-from models.config import RemoteConfig, SourceConfig
+from models.config import AzureBlobRemote, BigQueryRemote, CostDetailsRemote, S3Remote, SourceConfig
 from models.errors import RemoteError
 from models.landing import LedgerEntry
 
@@ -61,17 +60,21 @@ def sync_source(source: SourceConfig, month: str | None = None, *, backfill: boo
 
     ``backfill`` first has Azure generate ``month`` (an export run, or a Cost Details report, which every sync does).
     """
-    remote = cast(RemoteConfig, source.remote)
-    if backfill and "scope" not in remote.options:
+    remote = source.remote
+    if remote is None:
+        raise RemoteError(f"source {source.name!r} is not remote: it has a path, nothing to sync")
+    if backfill and getattr(remote, "scope", None) is None:
         raise RemoteError(f"source {source.name!r}: --backfill needs an Azure source with a scope (see README)")
     with _exclusive(remote.landing, source.name):
-        if remote.kind == "s3":
-            return _sync_s3(source, remote, month)
-        if remote.kind == "bigquery":
-            return _sync_bigquery(source, remote, month)
-        if remote.kind == "azure_cost_details":
-            return _sync_azure_cost_details(source, remote, month)
-        return _sync_azure_blob(source, remote, month, backfill)
+        match remote:
+            case S3Remote():
+                return _sync_s3(source, remote, month)
+            case BigQueryRemote():
+                return _sync_bigquery(source, remote, month)
+            case CostDetailsRemote():
+                return _sync_azure_cost_details(source, remote, month)
+            case AzureBlobRemote():
+                return _sync_azure_blob(source, remote, month, backfill)
 
 
 @contextmanager
@@ -89,9 +92,10 @@ def _exclusive(landing: Path, name: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _limits(remote: RemoteConfig, *names: str) -> dict[str, int]:
-    keys = names or ("max_file_bytes", "max_files")
-    return {k: int(cast(int, v)) for k, v in remote.options.items() if k in keys}
+def _limits(remote: S3Remote | AzureBlobRemote) -> dict[str, int]:
+    """The transfer limits the source sets; the connector's defaults for the others."""
+    given = {"max_file_bytes": remote.max_file_bytes, "max_files": remote.max_files}
+    return {key: value for key, value in given.items() if value is not None}
 
 
 def _summary(source: SourceConfig, pulled: Sequence[LedgerEntry], unchanged: Sequence[str]) -> SourceSync:
@@ -99,53 +103,52 @@ def _summary(source: SourceConfig, pulled: Sequence[LedgerEntry], unchanged: Seq
     return SourceSync(source.name, deliveries, tuple(unchanged))
 
 
-def _sync_s3(source: SourceConfig, remote: RemoteConfig, month: str | None) -> SourceSync:
+def _sync_s3(source: SourceConfig, remote: S3Remote, month: str | None) -> SourceSync:
     from connectors.aws.sync import AwsExportConfig, sync_aws_export
 
-    options = remote.options
-    if options.get("discover") is True:  # the bucket and prefix come from the export's definition in AWS
+    if remote.discover:  # the bucket and prefix come from the export's definition in AWS
         from connectors.aws.discovery import sync_discovered_export
 
         result = sync_discovered_export(
             source.name,
             source.format,
-            str(options["export"]),
+            remote.export,
             remote.landing,
             month=month,
-            bucket=cast(str | None, options.get("bucket")),
-            prefix=cast(str | None, options.get("prefix")),
-            region=cast(str | None, options.get("region")),
-            endpoint_url=cast(str | None, options.get("endpoint_url")),
+            bucket=remote.bucket,
+            prefix=remote.prefix,
+            region=remote.region,
+            endpoint_url=remote.endpoint_url,
             **_limits(remote),
         )
         return _summary(source, result.pulled, result.unchanged)
     config = AwsExportConfig(
         name=source.name,
-        bucket=str(options["bucket"]),
-        prefix=str(options.get("prefix", "")),
-        export=str(options["export"]),
+        bucket=str(remote.bucket),
+        prefix=remote.prefix or "",
+        export=remote.export,
         kind="cur1" if source.format == "aws-cur1" else "data-export",
-        region=cast(str | None, options.get("region")),
-        endpoint_url=cast(str | None, options.get("endpoint_url")),
+        region=remote.region,
+        endpoint_url=remote.endpoint_url,
         **_limits(remote),
     )
     result = sync_aws_export(config, remote.landing, month=month)
     return _summary(source, result.pulled, result.unchanged)
 
 
-def _sync_bigquery(source: SourceConfig, remote: RemoteConfig, month: str | None) -> SourceSync:
+def _sync_bigquery(source: SourceConfig, remote: BigQueryRemote, month: str | None) -> SourceSync:
     from connectors.gcp.sync import GcpExportConfig, sync_gcp_export
 
-    options = remote.options
+    limits = {"months_back": remote.months_back, "max_rows": remote.max_rows}
     config = GcpExportConfig(
         name=source.name,
-        project=str(options["project"]),
-        dataset=str(options["dataset"]),
-        billing_project=cast(str | None, options.get("billing_project")),
-        table=cast(str | None, options.get("table")),
-        location=cast(str | None, options.get("location")),
-        lookups=bool(options.get("lookups", True)),
-        **_limits(remote, "months_back", "max_rows"),
+        project=remote.project,
+        dataset=remote.dataset,
+        billing_project=remote.billing_project,
+        table=remote.table,
+        location=remote.location,
+        lookups=remote.lookups,
+        **{key: value for key, value in limits.items() if value is not None},
     )
     result = sync_gcp_export(config, remote.landing, month=month)
     summary = _summary(source, result.pulled, result.unchanged)
@@ -154,26 +157,25 @@ def _sync_bigquery(source: SourceConfig, remote: RemoteConfig, month: str | None
     return replace(summary, warnings=result.lookups.warnings, linked_projects=result.lookups.linked_projects)
 
 
-def _sync_azure_blob(source: SourceConfig, remote: RemoteConfig, month: str | None, backfill: bool) -> SourceSync:
+def _sync_azure_blob(source: SourceConfig, remote: AzureBlobRemote, month: str | None, backfill: bool) -> SourceSync:
     from connectors.azure.costmanagement import sync_export_with_history
     from connectors.azure.sync import AzureExportConfig, sync_azure_export
 
-    options = remote.options
-    exports = cast(tuple[str, ...], options["exports"]) if "exports" in options else (str(options["export"]),)
+    exports = remote.export_names
     pulled: list[LedgerEntry] = []
     unchanged: list[str] = []
-    if not {"container", "directory"} <= set(options):  # with a scope: taken from the exports' definitions in ARM
+    if remote.container is None or remote.directory is None:  # with a scope: from the exports' definitions in ARM
         from connectors.azure.costmanagement import sync_discovered_exports
 
         results = sync_discovered_exports(
             source.name,
-            str(options["scope"]),
+            str(remote.scope),
             exports,
             remote.landing,
-            account_url=cast(str | None, options.get("account_url")),
-            connection_string_env=cast(str | None, options.get("connection_string_env")),
-            container=cast(str | None, options.get("container")),
-            directory=cast(str | None, options.get("directory")),
+            account_url=remote.account_url,
+            connection_string_env=remote.connection_string_env,
+            container=remote.container,
+            directory=remote.directory,
             month=month,
             backfill=backfill,
             **_limits(remote),
@@ -185,15 +187,14 @@ def _sync_azure_blob(source: SourceConfig, remote: RemoteConfig, month: str | No
     for export in exports:
         config = AzureExportConfig(
             name=source.name,
-            container=str(options["container"]),
-            export_path=f"{str(options['directory']).strip('/')}/{export}",
-            account_url=cast(str | None, options.get("account_url")),
-            connection_string_env=cast(str | None, options.get("connection_string_env")),
+            container=remote.container,
+            export_path=f"{remote.directory.strip('/')}/{export}",
+            account_url=remote.account_url,
+            connection_string_env=remote.connection_string_env,
             **_limits(remote),
         )
-        if "scope" in options:  # only runs the export's ARM run history reports Completed
-            scope = str(options["scope"])
-            result = sync_export_with_history(config, scope, remote.landing, month=month, backfill=backfill)
+        if remote.scope is not None:  # only runs the export's ARM run history reports Completed
+            result = sync_export_with_history(config, remote.scope, remote.landing, month=month, backfill=backfill)
         else:
             result = sync_azure_export(config, remote.landing, month=month)
         pulled += result.pulled
@@ -201,15 +202,11 @@ def _sync_azure_blob(source: SourceConfig, remote: RemoteConfig, month: str | No
     return _summary(source, pulled, unchanged)
 
 
-def _sync_azure_cost_details(source: SourceConfig, remote: RemoteConfig, month: str | None) -> SourceSync:
+def _sync_azure_cost_details(source: SourceConfig, remote: CostDetailsRemote, month: str | None) -> SourceSync:
     from connectors.azure.costmanagement import CostDetailsConfig, sync_cost_details
 
-    options = remote.options
     config = CostDetailsConfig(
-        name=source.name,
-        scope=str(options["scope"]),
-        source_format=source.format,
-        months_back=int(cast(int, options.get("months_back", 2))),
+        name=source.name, scope=remote.scope, source_format=source.format, months_back=remote.months_back
     )
     result = sync_cost_details(config, remote.landing, month=month)
     return _summary(source, result.pulled, result.unchanged)

@@ -9,6 +9,7 @@ import tomllib
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+from typing import ClassVar
 
 from models.allocation import AllocationConfig, parse_allocation
 from models.currencies import ISO_4217_CODES
@@ -47,22 +48,95 @@ _REMOTE_INTEGERS = frozenset({"max_file_bytes", "max_files", "months_back", "max
 _REMOTE_BOOLEANS = frozenset({"lookups"})
 
 
-@dataclass(frozen=True)
-class RemoteConfig:
-    """Where ``gpuledger sync`` pulls a source's deliveries from (never a secret: credential chains only)."""
-
-    kind: str
-    """``s3`` (AWS CUR / Data Exports bucket), ``azure_blob`` (Cost Management export container) or
-    ``bigquery`` (the Cloud Billing export dataset) or ``azure_cost_details`` (Azure's Cost Details API)."""
-    options: dict[str, str | int | tuple[str, ...]]
-    """s3: bucket, prefix, export, region, endpoint_url, discover (bool: bucket and prefix from the export's
-    definition); azure_blob: container, directory, export or exports,
-    account_url or connection_string_env (the NAME of the variable holding the connection string), scope (ARM
-    scope: only runs its run history reports Completed); azure_cost_details: scope, months_back; bigquery:
-    project, dataset, billing_project (runs the query jobs), table, location, months_back, max_rows, lookups
-    (bool); s3 and azure_blob: max_file_bytes, max_files."""
+@dataclass(frozen=True, kw_only=True)
+class _Remote:
     landing: Path
     """The local mirror of the bucket or container (``<home>/landing/<source name>``)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class _TransferLimits:
+    max_file_bytes: int | None = None
+    """Largest data file accepted; None: the connector's default."""
+    max_files: int | None = None
+    """Most data files one manifest may list; None: the connector's default."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class S3Remote(_TransferLimits, _Remote):
+    """``[sources.s3]``: a CUR 1 report or Data Export in an S3 bucket (credentials: the standard AWS chain)."""
+
+    kind: ClassVar[RemoteKind] = "s3"
+    export: str
+    """The report or export name (default: the source's name)."""
+    bucket: str | None = None
+    """None only with ``discover``: from the export's definition in AWS."""
+    prefix: str | None = None
+    """Key prefix of the export; None: the bucket's root, or with ``discover`` the definition's."""
+    region: str | None = None
+    endpoint_url: str | None = None
+    """An S3-compatible server instead of AWS."""
+    discover: bool = False
+    """Take the bucket and prefix from the export's definition (Data Exports / CUR API)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class AzureBlobRemote(_TransferLimits, _Remote):
+    """``[sources.azure_blob]``: Cost Management export runs in a storage container."""
+
+    kind: ClassVar[RemoteKind] = "azure_blob"
+    container: str | None = None
+    """None only with ``scope``: from the export's definition in ARM (as is ``directory``)."""
+    directory: str | None = None
+    export: str | None = None
+    """The export's name; ``exports`` instead for a combined format (an ActualCost and an AmortizedCost export)."""
+    exports: tuple[str, ...] | None = None
+    account_url: str | None = None
+    """The account's blob URL (credentials: DefaultAzureCredential); or ``connection_string_env``."""
+    connection_string_env: str | None = None
+    """The NAME of the variable holding a connection string, never the string."""
+    scope: str | None = None
+    """ARM scope of the export: only runs its run history reports Completed; can name container and directory."""
+
+    @property
+    def export_names(self) -> tuple[str, ...]:
+        return self.exports if self.exports is not None else (str(self.export),)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CostDetailsRemote(_Remote):
+    """``[sources.azure_cost_details]``: Azure's Cost Details API, one report per month and metric."""
+
+    kind: ClassVar[RemoteKind] = "azure_cost_details"
+    scope: str
+    months_back: int = 2
+    """Months before the current one re-requested each sync (at most 12: what the API serves)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class BigQueryRemote(_Remote):
+    """``[sources.bigquery]``: the Cloud Billing export dataset (credentials: Application Default Credentials)."""
+
+    kind: ClassVar[RemoteKind] = "bigquery"
+    project: str
+    dataset: str
+    billing_project: str | None = None
+    """The project that runs (and pays for) the query jobs; None: ``project``."""
+    table: str | None = None
+    """One export table; None: every billing export table of the dataset."""
+    location: str | None = None
+    months_back: int | None = None
+    """Invoice months re-checked each sync; None: the connector's default."""
+    max_rows: int | None = None
+    lookups: bool = True
+    """Land the Cloud Billing lookups (account names, project links, SKU list prices) after the rows."""
+
+
+RemoteConfig = S3Remote | AzureBlobRemote | CostDetailsRemote | BigQueryRemote
+"""Where ``gpuledger sync`` pulls a source's deliveries from (never a secret: credential chains only)."""
+_REMOTE_TYPES: dict[RemoteKind, type[RemoteConfig]] = {
+    t.kind: t for t in (S3Remote, AzureBlobRemote, CostDetailsRemote, BigQueryRemote)
+}
 
 
 @dataclass(frozen=True)
@@ -266,7 +340,7 @@ def _remote(
     unknown = sorted(set(table) - required - optional)
     if unknown:
         raise InputError(path, f"{where}: unknown key(s) {unknown}", column=f"{kind}.{unknown[0]}")
-    options: dict[str, str | int | tuple[str, ...]] = {}
+    options: dict[str, object] = {}
     for key, value in table.items():
         if key in _REMOTE_INTEGERS:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -308,28 +382,29 @@ def _remote(
         if ("account_url" in options) == ("connection_string_env" in options):
             message = f"{where}: set one of 'account_url' and 'connection_string_env'"
             raise InputError(path, message, column=f"{kind}.account_url")
-    return RemoteConfig(kind, options, landing)
+    return _REMOTE_TYPES[kind](landing=landing, **options)  # keys are the fields, checked above
 
 
 def _export_folder(remote: RemoteConfig, fmt: str) -> Path:
     """The export folder the remote's connector lands deliveries in, which discovery then reads."""
-    options = remote.options
-    if remote.kind == "bigquery":  # a dataset folder: one folder per billing export table
-        return remote.landing / str(options["dataset"])
-    if remote.kind == "s3" and options.get("discover") is True and "prefix" not in options:
-        return _discovered_export_folder(remote, fmt)
-    if remote.kind == "s3":
-        prefix = str(options.get("prefix", "")).strip("/")
-        return remote.landing.joinpath(*prefix.split("/"), str(options["export"]))
-    if remote.kind == "azure_cost_details":  # costmanagement.COST_DETAILS_FOLDER: one export folder per metric
-        return remote.landing / "cost-details" / (FORMATS[fmt].cost_metric or "")
-    if remote.kind == "azure_blob" and not {"container", "directory"} <= set(options):
-        return _discovered_azure_folder(remote, fmt)
-    folder = remote.landing / str(options["container"]) / str(options["directory"]).strip("/")
-    return folder if fmt == "azure-cost-details" else folder / str(options["export"])
+    match remote:
+        case BigQueryRemote():  # a dataset folder: one folder per billing export table
+            return remote.landing / remote.dataset
+        case S3Remote(discover=True, prefix=None):
+            return _discovered_export_folder(remote, fmt)
+        case S3Remote():
+            prefix = (remote.prefix or "").strip("/")
+            return remote.landing.joinpath(*prefix.split("/"), remote.export)
+        case CostDetailsRemote():  # costmanagement.COST_DETAILS_FOLDER: one export folder per metric
+            return remote.landing / "cost-details" / (FORMATS[fmt].cost_metric or "")
+        case AzureBlobRemote(container=str(container), directory=str(directory)):
+            folder = remote.landing / container / directory.strip("/")
+            return folder if fmt == "azure-cost-details" else folder / str(remote.export)
+        case AzureBlobRemote():
+            return _discovered_azure_folder(remote, fmt)
 
 
-def _discovered_azure_folder(remote: RemoteConfig, fmt: str) -> Path:
+def _discovered_azure_folder(remote: AzureBlobRemote, fmt: str) -> Path:
     """An Azure export folder whose container or directory comes from the export's definition in ARM.
 
     As for a discovered AWS export, configuration loading does not call the cloud: the folder is the one the
@@ -338,11 +413,9 @@ def _discovered_azure_folder(remote: RemoteConfig, fmt: str) -> Path:
     blob name; the container is the landing folder holding that manifest. Before a first sync,
     ``<landing>/<export>``: absent, so the run finds no delivery yet, as for any remote source not synced.
     """
-    options = remote.options
-    names = options.get("exports", options.get("export"))
-    exports = tuple(map(str, names)) if isinstance(names, tuple) else (str(names),)
-    given = str(options.get("directory", "")).strip("/") if "directory" in options else None
-    containers = [str(options["container"])] if "container" in options else None
+    exports = remote.export_names
+    given = remote.directory.strip("/") if remote.directory is not None else None
+    containers = [remote.container] if remote.container is not None else None
     for entry in reversed(read_ledger(remote.landing)):
         directory, _, export = entry.export.rpartition("/")
         if entry.provider != "azure" or export not in exports or given not in (None, directory):
@@ -356,7 +429,7 @@ def _discovered_azure_folder(remote: RemoteConfig, fmt: str) -> Path:
     return remote.landing / str(exports[0])
 
 
-def _discovered_export_folder(remote: RemoteConfig, fmt: str) -> Path:
+def _discovered_export_folder(remote: S3Remote, fmt: str) -> Path:
     """A discovered export's folder: its prefix is the one the export's definition gave the newest landed delivery.
 
     The prefix is known only from AWS, and configuration loading must not call it: the ledger recorded each landed
@@ -364,7 +437,7 @@ def _discovered_export_folder(remote: RemoteConfig, fmt: str) -> Path:
     ``<prefix>/<export>/metadata/<period>/<manifest>``). Before a first sync, ``<landing>/<export>``: absent, so
     the run finds no delivery yet, as for any remote source not synced.
     """
-    export = str(remote.options["export"])
+    export = remote.export
     depth = 2 if fmt == "aws-cur1" else 3
     for entry in reversed(read_ledger(remote.landing)):
         parts = entry.manifest.split("/")

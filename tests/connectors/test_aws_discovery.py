@@ -346,7 +346,7 @@ def test_missing_credentials_name_the_credential_chain(billing, aws_env, monkeyp
 def test_discover_makes_the_bucket_optional_and_keeps_a_configured_prefix(tmp_path):
     home = _home(tmp_path, "helios", "aws-focus", 'discover = true\nprefix = "focus/"\nexport = "helios-focus"')
     source = _source(home)
-    assert source.remote is not None and source.remote.options["discover"] is True
+    assert source.remote is not None and source.remote.discover is True
     assert source.path == home / "landing" / "helios" / "focus" / "helios-focus"
 
 

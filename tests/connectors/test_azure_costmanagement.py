@@ -188,7 +188,7 @@ def test_a_discovered_destination_syncs_the_same_files_as_an_explicit_one(contai
     stub.add_run(SUBSCRIPTION, "gpu-actual", "run-failed", "Failed")
     home = discovered_home(tmp_path / "home", 'export = "gpu-actual"')
     (source,) = load_config(home).sources
-    assert source.remote is not None and "container" not in source.remote.options
+    assert source.remote is not None and source.remote.container is None
     landing = source.remote.landing
     assert source.path == landing / "gpu-actual" and discover(source) == []  # not synced: no ARM call to load it
     assert stub.requests == []
@@ -337,7 +337,7 @@ def test_container_and_directory_are_optional_only_with_a_scope(tmp_path):
     assert source.path == home / "landing/helios/gpu-actual"  # absent until a first sync
     home = discovered_home(tmp_path / "b", 'export = "gpu-actual"\ncontainer = "exports"')
     (source,) = load_config(home).sources
-    assert source.remote is not None and source.remote.options["container"] == "exports"
+    assert source.remote is not None and source.remote.container == "exports"
     assert source.path == home / "landing/helios/gpu-actual"
     blob = 'export = "gpu-actual"\nconnection_string_env = "X"'
     for table, key in ((f'directory = "finops"\n{blob}', "container"), (f'container = "exports"\n{blob}', "directory")):
@@ -604,7 +604,7 @@ def test_configuration_of_the_scope_and_the_cost_details_kind(tmp_path):
     (source,) = load_config(
         write_config(tmp_path / "a", "azure-actual", "azure_blob", f'{blob}\nscope = "{SCOPE}"')
     ).sources
-    assert source.remote is not None and source.remote.options["scope"] == SCOPE
+    assert source.remote is not None and source.remote.scope == SCOPE
     (source,) = load_config(
         write_config(tmp_path / "b", "azure-amortized", "azure_cost_details", f'scope = "{SCOPE}"')
     ).sources

@@ -317,7 +317,7 @@ GCP_SOURCE = '[[sources]]\nname = "gcp"\nformat = "gcp-bq"\n[sources.bigquery]\n
 def test_lookups_is_a_boolean_option_of_a_bigquery_source(tmp_path):
     (tmp_path / "gpuledger.toml").write_text(GCP_SOURCE + "lookups = false\n")
     (source,) = load_config(tmp_path).sources
-    assert source.remote is not None and source.remote.options["lookups"] is False
+    assert source.remote is not None and source.remote.lookups is False
     (tmp_path / "gpuledger.toml").write_text(GCP_SOURCE + 'lookups = "no"\n')
     with pytest.raises(InputError, match="true or false") as refused:
         load_config(tmp_path)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from models.config import RemoteConfig, SourceConfig, load_config
+from models.config import BigQueryRemote, S3Remote, SourceConfig, load_config
 from models.errors import InputError
 from pipelines.deliveries import discover
 
@@ -21,8 +21,7 @@ def test_an_s3_source_lands_in_its_mirror_and_names_its_export_folder(home):
         home, '[[sources]]\nname = "cur2"\nformat = "aws-cur2"\n[sources.s3]\nbucket = "b"\nprefix = "billing/cur"\n'
     )
     landing = home / "landing" / "cur2"
-    options = {"bucket": "b", "prefix": "billing/cur", "export": "cur2"}  # export defaults to the source name
-    remote = RemoteConfig("s3", options, landing)
+    remote = S3Remote(landing=landing, bucket="b", prefix="billing/cur", export="cur2")  # export: the source's name
     assert source == SourceConfig("cur2", "aws-cur2", landing / "billing/cur/cur2", remote)
     assert discover(source) == []  # nothing synced yet: no delivery, no error
 
@@ -34,8 +33,8 @@ def test_an_azure_pair_lands_both_exports_in_one_directory(home):
         'directory = "helios"\nexports = ["actual", "amortized"]\nconnection_string_env = "AZ_CONN"\nmax_files = 9\n',
     )
     assert source.path == home / "landing" / "mca" / "exports" / "helios"
-    assert source.remote is not None and source.remote.options["exports"] == ("actual", "amortized")
-    assert source.remote.options["max_files"] == 9
+    assert source.remote is not None and source.remote.exports == ("actual", "amortized")
+    assert source.remote.max_files == 9
 
 
 @pytest.mark.parametrize(
@@ -70,11 +69,9 @@ def test_a_bigquery_source_lands_its_dataset_and_takes_integer_options(home):
         "months_back = 2\n",
     )
     assert source.path == home / "landing" / "gcp" / "billing"
-    assert source.remote is not None and source.remote.options == {
-        "project": "p",
-        "dataset": "billing",
-        "months_back": 2,
-    }
+    assert source.remote == BigQueryRemote(
+        landing=home / "landing" / "gcp", project="p", dataset="billing", months_back=2
+    )
     with pytest.raises(InputError) as error:  # a limit of another kind is no option here
         _config(
             home,
