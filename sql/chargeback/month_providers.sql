@@ -1,5 +1,6 @@
--- The billing periods with published charges and the providers (source format families) charging in each:
--- a month closes once every one of them is past its finalization window. Columns: BillingPeriodStart, provider.
+-- The billing months with published charges and the providers (source format families) charging in each:
+-- a month closes once every one of them is past its finalization window. Columns: billing month (YYYY-MM),
+-- provider; ordered. No parameters.
 WITH slices AS (
     SELECT billing_period_start AS BillingPeriodStart, delivery_id
     FROM meta.slices
@@ -8,8 +9,14 @@ WITH slices AS (
 deliveries AS (
     SELECT delivery_id, split_part(source_format, '-', 1) AS provider
     FROM meta.deliveries
+),
+
+periods AS (
+    SELECT DISTINCT s.BillingPeriodStart, d.provider
+    FROM slices AS s
+    JOIN deliveries AS d USING (delivery_id)
 )
 
-SELECT DISTINCT s.BillingPeriodStart, d.provider
-FROM slices AS s
-JOIN deliveries AS d USING (delivery_id)
+SELECT DISTINCT strftime(billing_month(BillingPeriodStart), '%Y-%m'), provider
+FROM periods
+ORDER BY ALL
