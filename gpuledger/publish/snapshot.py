@@ -35,7 +35,6 @@ from gpuledger.gates.checks import run_checks
 from gpuledger.warehouse.failpoints import failpoint
 from gpuledger.warehouse.sqlfiles import load_sql, quote_ident, quote_literal, sql_files
 from models.errors import GpuledgerError
-from models.focus import BILLING_MONTH_SQL
 
 ANALYST_FILE = "analyst.duckdb"
 PUBLISHED_FOLDER = "published"
@@ -143,9 +142,7 @@ def publish_blockers(con: duckdb.DuckDBPyConnection) -> list[str]:
             blockers.append(f"delivery {delivery_id}: FOCUS checks {', '.join(failed)}")
         if con.execute(load_sql("reconcile/focus_vs_source.sql"), {"id": delivery_id}).fetchone():
             blockers.append(f"delivery {delivery_id}: FOCUS totals differ from the source's")
-    months = [
-        row[0] for row in con.execute(f"SELECT DISTINCT {BILLING_MONTH_SQL} FROM focus.costs ORDER BY 1").fetchall()
-    ]
+    months = [row[0] for row in con.execute(load_sql("publish/billing_months.sql")).fetchall()]
     for month in months:
         failures = audit_failures(con, month)
         if failures:
@@ -163,8 +160,8 @@ def _build(con: duckdb.DuckDBPyConnection, warehouse: str) -> dict[str, int]:
         columns = f"* EXCLUDE ({', '.join(excluded)})" if excluded else "*"
         con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
         # Table and catalog names are this module's constants and DuckDB's own; ORDER BY ALL fixes the row order.
-        con.execute(f"CREATE TABLE {table} AS SELECT {columns} FROM {quote_ident(warehouse)}.{table} ORDER BY ALL")
-        rows[table] = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]  # type: ignore[index]
+        con.execute(f"CREATE TABLE {table} AS SELECT {columns} FROM {quote_ident(warehouse)}.{table} ORDER BY ALL")  # noqa: S608
+        rows[table] = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]  # type: ignore[index]  # noqa: S608
     con.execute("CREATE SCHEMA IF NOT EXISTS views")
     con.execute(load_sql("focus/billing_month.sql"))  # the views' billing_month(), for analysts' connections
     for path in sql_files("analyst/views"):
@@ -179,7 +176,8 @@ def _compare(con: duckdb.DuckDBPyConnection, warehouse: str) -> list[str]:
     mismatches = []
     for table in PUBLISHED_TABLES:
         counts = con.execute(
-            f"SELECT (SELECT count(*) FROM analyst.{table}), (SELECT count(*) FROM {quote_ident(warehouse)}.{table})"
+            # table names are this module's constants, the catalog quoted
+            f"SELECT (SELECT count(*) FROM analyst.{table}), (SELECT count(*) FROM {quote_ident(warehouse)}.{table})"  # noqa: S608
         ).fetchone()
         if counts is None or counts[0] != counts[1]:
             mismatches.append(f"{table}: {counts}")
@@ -194,11 +192,7 @@ def _export_parquet(con: duckdb.DuckDBPyConnection, home: Path) -> Path:
     folder = home / PUBLISHED_FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     version = f".focus-{uuid.uuid4().hex}"
-    con.execute(
-        "COPY (SELECT *, " + BILLING_MONTH_SQL + " AS billing_month FROM focus.costs ORDER BY ALL)"
-        " TO $dir (FORMAT parquet, PARTITION_BY (ProviderName, billing_month), COMPRESSION zstd)",
-        {"dir": str(folder / version)},
-    )
+    con.execute(load_sql("publish/focus_parquet.sql"), {"dir": str(folder / version)})
     link = folder / "focus"
     previous = os.readlink(link) if link.is_symlink() else None
     temp_link = folder / f".focus-link-{uuid.uuid4().hex}"
