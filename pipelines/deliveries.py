@@ -170,13 +170,6 @@ def allocate(con: duckdb.DuckDBPyConnection, home: Path, month: str) -> tuple[li
     return loads, allocate_month(con, config.allocation, month, config.reporting)
 
 
-def billing_months(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Billing months with published FOCUS rows, oldest first."""
-    query = "SELECT DISTINCT strftime(billing_month(BillingPeriodStart), '%Y-%m') FROM focus.costs ORDER BY 1"
-    rows = con.execute(query).fetchall()
-    return [row[0] for row in rows]
-
-
 def deliveries_from_paths(con: duckdb.DuckDBPyConnection, paths: list[Path], fmt: str) -> list[Delivery]:
     """Deliveries in files or folders a user downloaded: export folders by their manifests, loose files as one."""
     deliveries: list[Delivery] = []

@@ -22,6 +22,7 @@ from dagster import AssetCheckSeverity, AssetsDefinition, DagsterInstance, Multi
 from connectors.ledger import write_atomically
 from connectors.sync import remote_sources, sync_source
 from gpuledger.gates.load import held_deliveries
+from gpuledger.gates.verdicts import published_months
 from gpuledger.warehouse.home import exclusive_run, open_warehouse
 from models.config import load_config
 from models.errors import GpuledgerError
@@ -34,7 +35,7 @@ from pipelines.definitions import (
     focus_costs,
     ingestion_partition_key,
 )
-from pipelines.deliveries import billing_months, deliveries_for
+from pipelines.deliveries import deliveries_for
 
 # The run's events stay in the Dagster instance (and a failed run's in <home>/logs/): the console shows none.
 QUIET_CONSOLE = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
@@ -117,7 +118,7 @@ def _run(home: Path) -> list[tuple[str, str]]:
             key = ingestion_partition_key(month, provider)
             _materialize(instance, focus_costs, key, resources, f"{provider} {month}", home)
         with closing(open_warehouse(home)) as con:
-            months = billing_months(con)
+            months = published_months(con)
         for month in months:
             _materialize(instance, allocation_and_showback, f"{month}-01", resources, f"allocation {month}", home)
         _materialize(instance, [chargeback_months, analyst_duckdb], None, resources, "publishing", home)

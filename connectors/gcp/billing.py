@@ -270,6 +270,14 @@ def money_to_decimal(money: money_pb2.Money) -> Decimal:
         return Decimal(money.units) + Decimal(money.nanos).scaleb(-9)
 
 
+_SKUS = (
+    "SELECT DISTINCT service.id, currency, sku.id FROM read_parquet($files, union_by_name = true)"
+    " WHERE service.id IS NOT NULL AND currency IS NOT NULL AND sku.id IS NOT NULL"
+)
+# the rows without a list price; files lacking the column lack it on every row (_SKUS)
+_UNPRICED_SKUS = _SKUS + " AND cost_at_list IS NULL"
+
+
 def _unpriced(landing_dir: Path, pulled: Sequence[LedgerEntry]) -> dict[tuple[str, str], set[str]]:
     """(service id, currency) -> SKU ids of the landed rows without ``cost_at_list`` (column absent or NULL)."""
     wanted: dict[tuple[str, str], set[str]] = {}
@@ -281,12 +289,8 @@ def _unpriced(landing_dir: Path, pulled: Sequence[LedgerEntry]) -> dict[tuple[st
             names = set(pq.read_schema(files[0]).names)
             if not {"service", "sku", "currency"} <= names:
                 continue
-            missing = "cost_at_list IS NULL" if "cost_at_list" in names else "true"
-            rows = con.execute(
-                "SELECT DISTINCT service.id, currency, sku.id FROM read_parquet($files, union_by_name = true)"
-                f" WHERE {missing} AND service.id IS NOT NULL AND currency IS NOT NULL AND sku.id IS NOT NULL",
-                {"files": files},
-            ).fetchall()
+            query = _UNPRICED_SKUS if "cost_at_list" in names else _SKUS
+            rows = con.execute(query, {"files": files}).fetchall()
             for service, currency, sku in rows:
                 wanted.setdefault((str(service), str(currency)), set()).add(str(sku))
     return wanted

@@ -325,7 +325,8 @@ def _remote_months(
 ) -> dict[str, dt.datetime]:
     """Invoice month ``YYYYMM`` -> its newest export time, over the partitions since ``since``."""
     sql = (
-        "SELECT invoice.month AS invoice_month, MAX(export_time) AS max_export_time"
+        # BigQuery takes no table parameters: the configured dataset and a listed export table, backquoted
+        "SELECT invoice.month AS invoice_month, MAX(export_time) AS max_export_time"  # noqa: S608
         f" FROM {_table_path(config, table)} WHERE DATE(_PARTITIONTIME) >= @since GROUP BY 1"
     )
     rows = _run(client, config, sql, [bigquery.ScalarQueryParameter("since", "DATE", since)])
@@ -377,7 +378,8 @@ def _pull(
 ) -> LedgerEntry | None:
     where = f"bigquery://{config.project}.{config.dataset}.{table} invoice_month={invoice_month}"
     sql = (
-        f"SELECT {', '.join(f'`{c}`' for c in columns)} FROM {_table_path(config, table)}"
+        # columns the loader reads (models/gcp.py) and the table path, backquoted: BigQuery binds values only
+        f"SELECT {', '.join(f'`{c}`' for c in columns)} FROM {_table_path(config, table)}"  # noqa: S608
         " WHERE invoice.month = @month AND export_time > @previous AND export_time <= @until"
     )
     parameters = [

@@ -29,7 +29,6 @@ from gpuledger.warehouse.sqlfiles import load_sql
 from models.billing_month import BillingMonth
 from models.config import MonthsConfig
 from models.errors import GpuledgerError
-from models.focus import BILLING_MONTH_SQL
 
 OPEN, CLOSED, ISSUED = "open", "closed", "issued"
 NOW_ENV = "GPULEDGER_NOW"
@@ -89,9 +88,7 @@ def update_months(con: duckdb.DuckDBPyConnection, config: MonthsConfig, now: dat
     recompute the adjustments of issued months. One transaction."""
     with transaction(con):
         providers: dict[str, list[str]] = {}
-        by_period = load_sql("chargeback/month_providers.sql")
-        query = f"SELECT DISTINCT {BILLING_MONTH_SQL}, provider FROM ({by_period}) ORDER BY ALL"
-        for month, provider in con.execute(query).fetchall():
+        for month, provider in con.execute(load_sql("chargeback/month_providers.sql")).fetchall():
             providers.setdefault(month, []).append(provider)
         today = now.astimezone(UTC).date()
         for month, present in sorted(providers.items()):
@@ -173,12 +170,7 @@ def issue_month(con: duckdb.DuckDBPyConnection, month: str, now: datetime) -> St
                 " $5, $6, $7, $8, $9, $10, $11, $12)",
                 [[start, version, *(a[key] for key in _LISTED_ADJUSTMENT)] for a in data["adjustments"]],
             )
-        con.execute(
-            "INSERT INTO chargeback.statement_lines SELECT $month, $version, * EXCLUDE (billing_month) FROM ("
-            + load_sql("chargeback/statement_lines.sql")
-            + ")",
-            {"month": start, "version": version},
-        )
+        con.execute(load_sql("chargeback/statement_lines.sql"), {"month": start, "version": version})
         teams = len(data["teams"])
         con.execute(
             "INSERT INTO chargeback.statements VALUES ($month, $version, $now, $sha, $teams, $data)",
@@ -222,21 +214,7 @@ def _record_adjustments(con: duckdb.DuckDBPyConnection, now: datetime) -> None:
     """Make ``chargeback.adjustments`` the current differences to the issued statements, keeping when each
     unchanged difference was first seen."""
     con.execute("CREATE OR REPLACE TEMP TABLE current_adjustments AS " + load_sql("chargeback/adjustments.sql"))
-    same = (
-        "a.billing_month = n.billing_month AND a.statement_version = n.statement_version AND a.team = n.team"
-        " AND a.currency IS NOT DISTINCT FROM n.currency AND a.adjustment = n.adjustment"
-    )
-    con.execute(
-        "DELETE FROM chargeback.adjustments AS a"
-        f" WHERE NOT EXISTS (SELECT 1 FROM current_adjustments AS n WHERE {same})"
-    )
-    con.execute(
-        "UPDATE chargeback.adjustments AS a SET applies_to_month = n.applies_to_month FROM current_adjustments AS n"
-        f" WHERE {same}"
-    )
-    con.execute(
-        "INSERT INTO chargeback.adjustments SELECT n.*, $now FROM current_adjustments AS n"
-        f" WHERE NOT EXISTS (SELECT 1 FROM chargeback.adjustments AS a WHERE {same})",
-        {"now": now},
-    )
+    con.execute(load_sql("chargeback/adjustments_drop_stale.sql"))
+    con.execute(load_sql("chargeback/adjustments_update_applies_to.sql"))
+    con.execute(load_sql("chargeback/adjustments_insert_new.sql"), {"now": now})
     con.execute("DROP TABLE current_adjustments")

@@ -51,6 +51,11 @@ def month_failures(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list
     return failures
 
 
+def published_months(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Billing months (``YYYY-MM``) with published FOCUS rows, oldest first."""
+    return [row[0] for row in con.execute(load_sql("gates/published_months.sql")).fetchall()]
+
+
 def publish_blockers(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Why the warehouse may not be published now; empty when every published delivery and month passes."""
     blockers = []
@@ -61,9 +66,7 @@ def publish_blockers(con: duckdb.DuckDBPyConnection) -> list[str]:
             blockers.append(f"delivery {delivery_id}: FOCUS checks {', '.join(r.check for r in verdict.failed_checks)}")
         if verdict.mismatches:
             blockers.append(f"delivery {delivery_id}: FOCUS totals differ from the source's")
-    query = "SELECT DISTINCT strftime(billing_month(BillingPeriodStart), '%Y-%m') FROM focus.costs ORDER BY 1"
-    months = [row[0] for row in con.execute(query).fetchall()]
-    for month in months:
+    for month in published_months(con):
         failures = month_failures(con, month)
         if failures:
             blockers.append(f"billing month {month}: allocation audits {', '.join(sorted(failures))}")

@@ -130,9 +130,9 @@ def _create_view(
         if header is None:
             if family in column.required_in:
                 raise InputError(files[0], "required column is missing", column=column.display)
-            selects.append(f"{_absent(column, family)} AS {column.name}")
+            selects.append(f"{_absent(column, family)} AS {quote_ident(column.name)}")
             continue
-        selects.append(f"{_typed(column, header, header_types[header])} AS {column.name}")
+        selects.append(f"{_typed(column, header, header_types[header])} AS {quote_ident(column.name)}")
         if column.sql_type == COST:
             cast_columns[header] = COST
     selects += _repair_selects(
@@ -147,7 +147,8 @@ def _create_view(
     selects.append(f"printf('%016x', hash({', '.join(quote_ident(c) for c in source_columns)})) AS row_hash")
     selects.append(f"{_bom_guarded_filename(source_columns[0], header_types[source_columns[0]])} AS source_file")
     con.execute(
-        f"CREATE OR REPLACE TEMP VIEW {SOURCE_VIEW} AS SELECT * "
+        # a view body takes no parameters: columns from the file's header and models/azure.py, quoted
+        f"CREATE OR REPLACE TEMP VIEW {SOURCE_VIEW} AS SELECT * "  # noqa: S608
         # Usage details name no billing period: Azure bills calendar months.
         " REPLACE (coalesce(billing_period_start, CAST(date_trunc('month', usage_date) AS DATE))"
         " AS billing_period_start, coalesce(billing_period_end, last_day(usage_date)) AS billing_period_end)"

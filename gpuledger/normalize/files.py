@@ -60,7 +60,9 @@ def read_raw(con: duckdb.DuckDBPyConnection, files: Sequence[Path]) -> duckdb.Du
         if kinds == {"parquet"}:
             raw = con.read_parquet([str(f) for f in files], filename=True, union_by_name=True, **_NO_HIVE)
         else:
-            raw = con.sql(" UNION ALL BY NAME ".join(f"SELECT * FROM {_csv_scan(f, filename=True)}" for f in files))
+            # read_csv of each file with its own header's columns, quoted (a literal scan streams)
+            scans = [f"SELECT * FROM {_csv_scan(f, filename=True)}" for f in files]  # noqa: S608
+            raw = con.sql(" UNION ALL BY NAME ".join(scans))
     except duckdb.Error as exc:
         raise _file_error(con, files, exc) from exc
     if len(files) > 1:
@@ -96,7 +98,7 @@ def csv_header(file: Path) -> list[str]:
 
 def read_csv_file(con: duckdb.DuckDBPyConnection, file: Path) -> duckdb.DuckDBPyRelation:
     """One CSV file, every column as text, read with the delivery's dialect (row numbers as its own)."""
-    return con.sql(f"SELECT * FROM {_csv_scan(file)}")
+    return con.sql(f"SELECT * FROM {_csv_scan(file)}")  # noqa: S608  (read_csv of the file's own header, quoted)
 
 
 def _csv_scan(file: Path, *, filename: bool = False) -> str:
@@ -316,26 +318,31 @@ def first_repeat(
 ) -> tuple[int, int, tuple[str, ...]] | None:
     """The first row of ``file`` repeating an earlier row's values of ``columns`` (alias -> header): its number,
     the earlier row's, and the values."""
-    aliases = ", ".join(columns)
+    aliases = ", ".join(quote_ident(alias) for alias in columns)
     numbered = (
-        f"SELECT rn, {aliases}, min(rn) OVER (PARTITION BY {aliases}) AS first_rn,"
+        # the caller's aliases and the file's header names, quoted
+        f"SELECT rn, {aliases}, min(rn) OVER (PARTITION BY {aliases}) AS first_rn,"  # noqa: S608
         f" row_number() OVER (PARTITION BY {aliases} ORDER BY rn) AS copy FROM ({_numbered_rows(file, columns)})"
     )
-    values = ", ".join(f"CAST({alias} AS VARCHAR)" for alias in columns)
-    query = f"SELECT rn, first_rn, {values} FROM ({numbered}) WHERE copy = 2 ORDER BY rn LIMIT 1"
+    values = ", ".join(f"CAST({quote_ident(alias)} AS VARCHAR)" for alias in columns)
+    # the caller's aliases, quoted
+    query = f"SELECT rn, first_rn, {values} FROM ({numbered}) WHERE copy = 2 ORDER BY rn LIMIT 1"  # noqa: S608
     found = _in_file_order(con, query, _numbered_params(file))
     return (int(found[0][0]), int(found[0][1]), tuple(shorten(str(v)) for v in found[0][2:])) if found else None
 
 
 def _numbered_rows(file: Path, columns: dict[str, str]) -> str:
     """SQL of ``file``'s rows numbered as the file counts them (1-based), with ``columns`` under their aliases."""
-    cells = ", ".join(f"{quote_ident(header)} AS {alias}" for alias, header in columns.items())
+    cells = ", ".join(f"{quote_ident(header)} AS {quote_ident(alias)}" for alias, header in columns.items())
     if file_kind(file) == "parquet":
         return (
-            f"SELECT file_row_number + 1 AS rn, {cells}"
+            f"SELECT file_row_number + 1 AS rn, {cells}"  # noqa: S608  (header names and aliases, quoted)
             " FROM read_parquet($file, file_row_number = true, hive_partitioning = false)"
         )
-    return f"SELECT row_number() OVER () AS rn, {cells} FROM read_csv($file, {_CSV_DIALECT}, columns = $columns)"
+    return (
+        f"SELECT row_number() OVER () AS rn, {cells}"  # noqa: S608  (header names and aliases, quoted)
+        f" FROM read_csv($file, {_CSV_DIALECT}, columns = $columns)"
+    )
 
 
 def _numbered_params(file: Path) -> dict[str, object]:
@@ -367,9 +374,10 @@ def matching_rows(
 ) -> list[tuple[int, tuple[str, ...]]]:
     """The first ``limit`` rows (1-based number, values as text) where ``predicate`` holds over ``columns``
     (alias -> the file's header); the predicate is our SQL over the aliases, ``params`` bound into it."""
-    values = ", ".join(f"CAST({alias} AS VARCHAR)" for alias in columns)
+    values = ", ".join(f"CAST({quote_ident(alias)} AS VARCHAR)" for alias in columns)
     numbered = _numbered_rows(file, columns)
-    query = f"SELECT rn, {values} FROM ({numbered}) WHERE {predicate} ORDER BY rn LIMIT {int(limit)}"
+    # quoted aliases; the predicate is our own SQL with its values bound
+    query = f"SELECT rn, {values} FROM ({numbered}) WHERE {predicate} ORDER BY rn LIMIT {int(limit)}"  # noqa: S608
     found = _in_file_order(con, query, {**_numbered_params(file), **(params or {})})
     # values are for messages: a runaway cell (a 10 MB tag) is cut (InputError escapes what it prints)
     return [(int(row[0]), tuple(shorten(str(v)) for v in row[1:])) for row in found]

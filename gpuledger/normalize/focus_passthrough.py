@@ -216,14 +216,15 @@ def create_source_view(
     _note_ignored_columns(source, files)
     scan = _scan(con, source, files)
     replaced = _create_clean_view(con, source, scan.findings)
-    selects = [f"{_output(source, column.name)} AS {column.name}" for column in FOCUS_COLUMNS]
+    selects = [f"{_output(source, column.name)} AS {quote_ident(column.name)}" for column in FOCUS_COLUMNS]
     selects += _custom_selects(source)
     selects += _hint_selects(source)
     body = "SELECT\n  " + ",\n  ".join(selects) + f"\nFROM {_CLEAN_VIEW}"
     if scan.duplicate_rows:
         # Rows repeated exactly share a content id: number the copies (a window over every row, so only then).
         body = (
-            "SELECT * EXCLUDE (src_copy) REPLACE ("
+            # wraps the generated body; its columns come from the file's header and models/focus.py, quoted
+            "SELECT * EXCLUDE (src_copy) REPLACE ("  # noqa: S608
             "src_line_item_id || CASE WHEN src_copy > 1 THEN '-' || src_copy ELSE '' END AS src_line_item_id)"
             f" FROM (SELECT *, row_number() OVER (PARTITION BY src_line_item_id) AS src_copy FROM ({body}))"
         )
@@ -277,11 +278,11 @@ def _custom_selects(source: SourceColumns) -> list[str]:
     selects = []
     for name in source.profile.extras:
         if name != "x_InstanceType":
-            selects.append(f"{source.text(source.extras.get(name))} AS {name}")
+            selects.append(f"{source.text(source.extras.get(name))} AS {quote_ident(name)}")
     for name in source.profile.json_extras:
         header = source.extras.get(name)
         expr = flat_json_object(header, source.header_types[header]) if header else "CAST(NULL AS VARCHAR)"
-        selects.append(f"{expr} AS {name}")
+        selects.append(f"{expr} AS {quote_ident(name)}")
     instance = source.text(source.extras.get("x_InstanceType"))
     if source.profile.instance_type is not None:
         instance = f"coalesce({instance}, {source.profile.instance_type(source)})"
@@ -446,7 +447,8 @@ def _scan(con: duckdb.DuckDBPyConnection, source: SourceColumns, files: Sequence
     selects = [f"count(*) - count(DISTINCT hash({_row_cells(source)}))"]
     selects += [f"count_if({c.predicate(quote_ident(c.header), f'$allowed_{i}')})" for i, c in enumerate(cell_checks)]
     selects += [f"list(DISTINCT {quote_ident(h)})" for h in value_headers]
-    sql = f"SELECT filename, {', '.join(selects)} FROM {_INPUT_VIEW} GROUP BY filename"
+    # header names, quoted; the allowed values are bound
+    sql = f"SELECT filename, {', '.join(selects)} FROM {_INPUT_VIEW} GROUP BY filename"  # noqa: S608
     by_file = {str(row[0]): row[1:] for row in con.execute(sql, params).fetchall()}
     values = {
         h: {file: set(row[1 + len(cell_checks) + i] or ()) - {None} for file, row in by_file.items()}
@@ -481,7 +483,9 @@ def _offending_values(
             if check.allowed:
                 params[f"allowed_{i}"] = list(check.allowed)
             selects.append(f"list(v) FILTER (WHERE {check.predicate('v', f'$allowed_{i}')})")
-        row = con.execute(f"SELECT {', '.join(selects)} FROM (SELECT unnest($values) AS v)", params).fetchone()
+        # our checks' predicates over v; the values are bound
+        query = f"SELECT {', '.join(selects)} FROM (SELECT unnest($values) AS v)"  # noqa: S608
+        row = con.execute(query, params).fetchone()
         assert row is not None
         result += [(check, set(flagged or ())) for check, flagged in zip(mine, row, strict=True)]
     return result
@@ -543,7 +547,8 @@ def _create_clean_view(con: duckdb.DuckDBPyConnection, source: SourceColumns, fi
         replaces.append(f"{expr} AS {ident}")
     replace = f" REPLACE ({', '.join(replaces)})" if replaces else ""
     con.execute(
-        f"CREATE OR REPLACE TEMP VIEW {_CLEAN_VIEW} AS SELECT *{replace},"
+        # a view body takes no parameters: header names quoted, the patterns this module's constants
+        f"CREATE OR REPLACE TEMP VIEW {_CLEAN_VIEW} AS SELECT *{replace},"  # noqa: S608
         f" format('{{:016x}}', hash(parse_filename(filename), {_row_cells(source)})) AS src_line_item_id"
         f" FROM {_INPUT_VIEW}"
     )

@@ -26,7 +26,7 @@ from zoneinfo import ZoneInfo
 import duckdb
 
 from connectors.gcp.exports import billing_account_from_table, extract_of
-from gpuledger.warehouse.sqlfiles import quote_literal
+from gpuledger.warehouse.sqlfiles import load_sql, quote_ident, quote_literal
 from models.billing_month import BillingMonth
 from models.errors import InputError
 from models.gcp import (
@@ -48,22 +48,10 @@ from models.gcp import (
     BqField,
 )
 
-SOURCE_VIEW = "gcp_bq_src"
 SKU_PRICES_TABLE = "gcp_sku_prices"
 _LINES = "gcp_bq_lines"
 _TYPED = "gcp_bq_typed"
 _JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
-# No raw control character can appear in valid JSON, so \x01 as the delimiter keeps each line whole; a
-# single-threaded scan (splitting lines only; parsing runs in parallel later) numbers rows in file order.
-_READ_LINES = (
-    "SELECT row_number() OVER () AS source_row, line FROM read_csv($file, columns = {'line': 'VARCHAR'},"
-    " delim = chr(1), quote = '', escape = '', header = false, auto_detect = false, parallel = false)"
-)
-# hive_partitioning off: the export_time= folder names would otherwise override the records' own export_time.
-_READ_PARQUET = (
-    "SELECT file_row_number + 1 AS source_row, to_json(p)::VARCHAR AS line"
-    " FROM read_parquet($file, file_row_number = true, hive_partitioning = false) AS p"
-)
 
 
 def billing_period_start(period: str) -> dt.datetime:
@@ -118,11 +106,11 @@ def read_files(con: duckdb.DuckDBPyConnection, files: Sequence[Path]) -> duckdb.
     )
     labels = _line_item_labels(files)
     for index, (file, kind) in enumerate(zip(files, kinds, strict=True)):
-        query = _READ_PARQUET if kind == "parquet" else _READ_LINES
+        query = load_sql(f"focus/gcp_billing_lines_{kind}.sql")
         extract = extract_of(file)
         try:
             con.execute(
-                f"INSERT INTO {_LINES} SELECT $index, $name, $label, source_row, $extract, line FROM ({query})",
+                query,
                 {"index": index, "name": str(file), "label": labels[file], "file": str(file), "extract": extract},
             )
         except duckdb.Error as exc:
@@ -144,18 +132,15 @@ def create_source_view(
     """
     del raw
     _create_sku_prices(con, files)
-    extracts = con.execute(f"SELECT count(DISTINCT extract) FROM {_LINES}").fetchone()
+    extracts = con.execute(load_sql("focus/gcp_billing_extracts.sql")).fetchone()
     repeats_possible = bool(extracts and extracts[0] > 1)
-    con.execute(f"CREATE OR REPLACE TEMP TABLE {_TYPED} AS {typed_records_sql(source_version, repeats_possible)}")
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {_TYPED} AS " + typed_records_sql(source_version, repeats_possible))
     if repeats_possible:
         _record_repeated_records(con)
-    bad = con.execute(
-        f"SELECT source_file, source_row, problem.path, problem.message FROM {_TYPED}"
-        " WHERE problem IS NOT NULL ORDER BY file_index, source_row LIMIT 1"
-    ).fetchone()
+    bad = con.execute(load_sql("focus/gcp_billing_first_problem.sql")).fetchone()
     if bad:
         raise InputError(bad[0], bad[3], row=int(bad[1]), column=bad[2])
-    con.execute(f"CREATE OR REPLACE TEMP VIEW {SOURCE_VIEW} AS SELECT * EXCLUDE (problem) FROM {_TYPED}")
+    con.execute(load_sql("focus/gcp_billing_source_view.sql"))
     return {}
 
 
@@ -183,12 +168,7 @@ def _create_sku_prices(con: duckdb.DuckDBPyConnection, files: Sequence[Path]) ->
     if not prices:
         return
     try:
-        con.execute(
-            f"INSERT INTO {SKU_PRICES_TABLE} SELECT sku_id, currency, usage_unit_description, unit_price,"
-            " tier_start_amount, tier_count FROM read_parquet($files)"
-            " QUALIFY row_number() OVER (PARTITION BY sku_id, currency ORDER BY effective_time DESC) = 1",
-            {"files": [str(p) for p in prices]},
-        )
+        con.execute(load_sql("focus/gcp_sku_prices.sql"), {"files": [str(p) for p in prices]})
     except duckdb.Error as exc:
         raise InputError(prices[0], f"unreadable SKU price list: {str(exc).strip().splitlines()[0]}") from exc
 
@@ -217,9 +197,10 @@ def find_record(
     """The first record (file, 1-based row, value as text) whose typed ``field`` satisfies ``predicate`` over
     ``v``; records are numbered per file as read, so the row is the file's own."""
     del files  # the typed records of the delivery are in gcp_bq_typed already
-    column = next(f.column for f in BQ_FIELDS if f.path == field)
+    column = quote_ident(next(f.column for f in BQ_FIELDS if f.path == field))
     found = con.execute(
-        f"SELECT source_file, source_row, CAST(v AS VARCHAR) FROM (SELECT *, {column} AS v FROM {_TYPED})"
+        # column from models/gcp.py, quoted; the predicate over v is the caller's own SQL, values bound
+        f"SELECT source_file, source_row, CAST(v AS VARCHAR) FROM (SELECT *, {column} AS v FROM {_TYPED})"  # noqa: S608
         f" WHERE {predicate} ORDER BY file_index, source_row LIMIT 1",
         params,
     ).fetchone()
@@ -254,8 +235,13 @@ def _put(structure: dict[str, Any], path: str, leaf: object) -> None:
     node[name] = leaf
 
 
+def _field(path: str) -> str:
+    """``rec.<path>``, each step of the dotted path (models/gcp.py) quoted."""
+    return ".".join(["rec", *(quote_ident(step) for step in path.split("."))])
+
+
 def _text(path: str) -> str:
-    return f"nullif(trim(rec.{path}), '')"
+    return f"nullif(trim({_field(path)}), '')"
 
 
 def _typed(field: BqField) -> str:
@@ -287,14 +273,16 @@ def _problems() -> list[str]:
         checks.append(
             _problem(
                 path,
-                f"'expected a JSON {expected.lower()}, found ' || lower({found})",
-                f"{found} NOT IN ('{expected}', 'NULL')",
+                f"{quote_literal(f'expected a JSON {expected.lower()}, found ')} || lower({found})",
+                f"{found} NOT IN ({quote_literal(expected)}, 'NULL')",
             )
         )
     for path in ("credits", "labels", "system_labels", "tags", "project.labels"):
         checks.append(
             _problem(
-                path, quote_literal("an element is not a JSON object"), f"list_position(rec.{path}, NULL) IS NOT NULL"
+                path,
+                quote_literal("an element is not a JSON object"),
+                f"list_position({_field(path)}, NULL) IS NOT NULL",
             )
         )
     for field in BQ_FIELDS:
@@ -308,8 +296,8 @@ def _problems() -> list[str]:
             checks.append(
                 _problem(
                     field.path,
-                    f"{text} || ' is not a valid {field.sql_type}'",
-                    f"{text} IS NOT NULL AND {field.column} IS NULL",
+                    f"{text} || {quote_literal(f' is not a valid {field.sql_type}')}",
+                    f"{text} IS NOT NULL AND {quote_ident(field.column)} IS NULL",
                 )
             )
     checks.append(
@@ -345,7 +333,7 @@ def _credit_problems() -> list[str]:
     # (field, condition on credit {c}, message about credit {c}); {c} is a struct with ordinal, raw and amount.
     cases = (
         ("amount", "nullif(trim({c}.raw.amount), '') IS NULL", "'credit amount is missing'"),
-        ("amount", "{c}.amount IS NULL", "trim({c}.raw.amount) || ' is not a valid " + COST + "'"),
+        ("amount", "{c}.amount IS NULL", "trim({c}.raw.amount) || " + quote_literal(" is not a valid " + COST)),
         (
             "type",
             "coalesce(nullif(trim({c}.raw.type), ''), '-') NOT IN (" + known + ")",
@@ -365,11 +353,11 @@ def _credit_problems() -> list[str]:
 def _credit_struct(element: str) -> str:
     """One typed credit: text fields trimmed, ``amount`` as DECIMAL, plus its 1-based ``ordinal``."""
     fields = [
-        f"'{name}': "
+        f"{quote_literal(name)}: "
         + (
-            _decimal(f"nullif(trim({element}.{name}), '')")
+            _decimal(f"nullif(trim({element}.{quote_ident(name)}), '')")
             if name == "amount"
-            else f"nullif(trim({element}.{name}), '')"
+            else f"nullif(trim({element}.{quote_ident(name)}), '')"
         )
         for name in BQ_CREDIT_FIELDS
     ]
@@ -378,9 +366,7 @@ def _credit_struct(element: str) -> str:
 
 def _record_repeated_records(con: duckdb.DuckDBPyConnection) -> None:
     """How many records repeated an earlier extract's (counted once): the delivery's skipped rows."""
-    skipped = con.execute(
-        f"SELECT (SELECT count(*) FROM {_LINES} WHERE nullif(trim(line), '') IS NOT NULL) - count(*) FROM {_TYPED}"
-    ).fetchone()
+    skipped = con.execute(load_sql("focus/gcp_billing_repeated_records.sql")).fetchone()
     if skipped and skipped[0]:
         con.execute("INSERT INTO source_skipped VALUES ('RepeatedExtractRecord', $rows)", {"rows": skipped[0]})
 
@@ -398,7 +384,7 @@ def typed_records_sql(source_version: str | None = None, repeats_possible: bool 
     structure = quote_literal(json.dumps(record_structure(), sort_keys=True))
     shape_paths = ", ".join(quote_literal("$." + p) for p in (*BQ_OBJECTS, *BQ_ARRAYS))
     resource_position = len(BQ_OBJECTS) - BQ_OBJECTS[::-1].index("resource")
-    scalar_columns = ",\n        ".join(f"{_typed(f)} AS {f.column}" for f in BQ_FIELDS)
+    scalar_columns = ",\n        ".join(f"{_typed(f)} AS {quote_ident(f.column)}" for f in BQ_FIELDS)
     problems = ",\n            ".join(_problems())
     version = (
         quote_literal(source_version)
@@ -406,6 +392,7 @@ def typed_records_sql(source_version: str | None = None, repeats_possible: bool 
         else f"CASE WHEN shapes[{resource_position}] IS NOT NULL THEN 'gcp_billing_export_resource_v1'"
         " ELSE 'gcp_billing_export_v1' END"
     )
+    # S608 excused at the closing quotes: fields, paths and literals from models/gcp.py, quoted
     return f"""
 WITH lines AS (
     SELECT file_index, source_file, source_label, source_row, extract, line
@@ -458,18 +445,12 @@ SELECT
         {problems}
     ], p -> p IS NOT NULL)[1] AS problem
 FROM typed
-"""
+"""  # noqa: S608
 
 
 # Google's FOCUS view (template 2024-03-19) -> the export's own fields: the view keeps cost before credits in
 # BilledCost and the credits in x_Credits, so the export model (and its credit policy) applies unchanged.
 _FOCUS_VIEW_VERSION = "gcp_focus_view_2024_03_19"
-_FOCUS_VIEW_NESTED = json.dumps(
-    {
-        "Tags": [{"key": TEXT, "value": TEXT, "x_type": TEXT, "x_inherited": TEXT, "x_namespace": TEXT}],
-        "x_Credits": [{"Name": TEXT, "Amount": TEXT, "FullName": TEXT, "Id": TEXT, "Type": TEXT}],
-    }
-)
 # export field path -> the view's column, to name the file's own column in errors
 FOCUS_VIEW_COLUMNS = {
     "billing_account_id": "BillingAccountId",
@@ -496,58 +477,11 @@ FOCUS_VIEW_COLUMNS = {
 }
 
 
-def _tags_of(kind: str, fields: str) -> str:
-    return f"to_json(list_transform(list_filter(nested.Tags, e -> e.x_type = '{kind}'), e -> {{{fields}}}))"
-
-
-def focus_view_records_sql() -> str:
-    """Rewrite each FOCUS-view record of ``gcp_bq_lines`` as the billing export record it was made from."""
-    key_value = "'key': e.key, 'value': e.value"
-    credit = "'name': c.Name, 'amount': c.Amount, 'full_name': c.FullName, 'id': c.Id, 'type': c.Type"
-    return f"""
-SELECT
-    file_index, source_file, source_label, source_row, extract,
-    CASE WHEN nested IS NULL THEN line ELSE json_object(
-        'billing_account_id', line -> '$.BillingAccountId',
-        'invoice', json_object('month', strftime(timezone('America/Los_Angeles',
-            TRY_CAST(line ->> '$.BillingPeriodStart' AS TIMESTAMPTZ)), '%Y%m')),
-        'cost_type', line -> '$.x_CostType',
-        'service', json_object('id', line -> '$.x_ServiceId', 'description', line -> '$.ServiceName'),
-        'sku', json_object('id', line -> '$.SkuId', 'description', line -> '$.ChargeDescription'),
-        'usage_start_time', line -> '$.ChargePeriodStart',
-        'usage_end_time', line -> '$.ChargePeriodEnd',
-        'export_time', line -> '$.x_ExportTime',
-        'project', json_object('id', line -> '$.x_Project.id', 'number', line -> '$.x_Project.number',
-            'name', line -> '$.x_Project.name', 'labels', {_tags_of("project_label", key_value)}),
-        'labels', {_tags_of("label", key_value)},
-        'system_labels', {_tags_of("system_label", key_value)},
-        'tags', {_tags_of("tag", key_value + ", 'inherited': e.x_inherited, 'namespace': e.x_namespace")},
-        'location', json_object('location', line -> '$.x_Location', 'region', line -> '$.RegionId',
-            'zone', line -> '$.AvailabilityZone'),
-        'resource', json_object('name', line -> '$.ResourceName', 'global_name', line -> '$.ResourceId'),
-        'usage', json_object('amount', line -> '$.ConsumedQuantity', 'unit', line -> '$.ConsumedUnit'),
-        'credits', to_json(list_transform(nested.x_Credits, c -> {{{credit}}})),
-        'cost', line -> '$.BilledCost',
-        'cost_at_list', line -> '$.ListCost',
-        'currency', line -> '$.BillingCurrency',
-        'currency_conversion_rate', line -> '$.x_CurrencyConversionRate',
-        'transaction_type', CASE WHEN coalesce(line ->> '$.PublisherName', 'Google Cloud') = 'Google Cloud'
-            THEN 'GOOGLE' ELSE 'THIRD_PARTY_RESELLER' END,
-        'seller_name', line -> '$.PublisherName'
-    )::VARCHAR END AS line
-FROM (
-    SELECT *, CASE WHEN json_valid(line) AND json_type(line) = 'OBJECT'
-        THEN json_transform(line, {quote_literal(_FOCUS_VIEW_NESTED)}) END AS nested
-    FROM {_LINES}
-)
-"""
-
-
 def create_focus_view_source_view(
     con: duckdb.DuckDBPyConnection, raw: duckdb.DuckDBPyRelation, files: Sequence[Path]
 ) -> dict[str, str]:
     """``gcp-focus``: Google's FOCUS view records, mapped back to export fields, then read like ``gcp-bq``."""
-    con.execute(f"CREATE OR REPLACE TEMP TABLE {_LINES} AS {focus_view_records_sql()}")
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {_LINES} AS " + load_sql("focus/gcp_focus_view_records.sql"))
     try:
         return create_source_view(con, raw, files, source_version=_FOCUS_VIEW_VERSION)
     except InputError as exc:

@@ -31,10 +31,10 @@ import duckdb
 
 from connectors.ledger import write_atomically
 from gpuledger.gates.verdicts import publish_blockers
+from gpuledger.warehouse.database import create_billing_month
 from gpuledger.warehouse.failpoints import failpoint
 from gpuledger.warehouse.sqlfiles import load_sql, quote_ident, quote_literal, sql_files
 from models.errors import GpuledgerError
-from models.focus import BILLING_MONTH_SQL
 
 ANALYST_FILE = "analyst.duckdb"
 PUBLISHED_FOLDER = "published"
@@ -142,10 +142,10 @@ def _build(con: duckdb.DuckDBPyConnection, warehouse: str) -> dict[str, int]:
         columns = f"* EXCLUDE ({', '.join(excluded)})" if excluded else "*"
         con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
         # Table and catalog names are this module's constants and DuckDB's own; ORDER BY ALL fixes the row order.
-        con.execute(f"CREATE TABLE {table} AS SELECT {columns} FROM {quote_ident(warehouse)}.{table} ORDER BY ALL")
-        rows[table] = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]  # type: ignore[index]
+        con.execute(f"CREATE TABLE {table} AS SELECT {columns} FROM {quote_ident(warehouse)}.{table} ORDER BY ALL")  # noqa: S608
+        rows[table] = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]  # type: ignore[index]  # noqa: S608
     con.execute("CREATE SCHEMA IF NOT EXISTS views")
-    con.execute(load_sql("focus/billing_month.sql"))  # the views' billing_month(), for analysts' connections
+    create_billing_month(con)  # the views call it on analysts' connections
     for path in sql_files("analyst/views"):
         # View names are the project's file names; their SQL resolves in the analyst file when queried.
         con.execute(f"CREATE VIEW views.{path.stem} AS " + path.read_text(encoding="utf-8"))
@@ -158,7 +158,8 @@ def _compare(con: duckdb.DuckDBPyConnection, warehouse: str) -> list[str]:
     mismatches = []
     for table in PUBLISHED_TABLES:
         counts = con.execute(
-            f"SELECT (SELECT count(*) FROM analyst.{table}), (SELECT count(*) FROM {quote_ident(warehouse)}.{table})"
+            # table names are this module's constants, the catalog quoted
+            f"SELECT (SELECT count(*) FROM analyst.{table}), (SELECT count(*) FROM {quote_ident(warehouse)}.{table})"  # noqa: S608
         ).fetchone()
         if counts is None or counts[0] != counts[1]:
             mismatches.append(f"{table}: {counts}")
@@ -174,11 +175,7 @@ def _export_parquet(con: duckdb.DuckDBPyConnection, home: Path) -> Path:
     folder = home / PUBLISHED_FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     version = f".focus-{uuid.uuid4().hex}"
-    con.execute(
-        "COPY (SELECT *, " + BILLING_MONTH_SQL + " AS billing_month FROM focus.costs ORDER BY ALL)"
-        " TO $dir (FORMAT parquet, PARTITION_BY (ProviderName, billing_month), COMPRESSION zstd)",
-        {"dir": str(folder / version)},
-    )
+    con.execute(load_sql("publish/focus_parquet.sql"), {"dir": str(folder / version)})
     link = folder / "focus"
     previous = os.readlink(link) if link.is_symlink() else None
     temp_link = folder / f".focus-link-{uuid.uuid4().hex}"

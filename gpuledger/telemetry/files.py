@@ -113,7 +113,7 @@ def read_jobs_file(path: Path, *, cluster: str | None = None, source: str = "fil
             f"{cast_expr('job_id', types['job_id'], 'VARCHAR')} AS job_id",
             f"{_cluster_expr(types)} AS cluster",
             f"{cast_expr(owner, types[owner], 'VARCHAR')} AS account",
-            *(f"{_optional_text(name, types)} AS {name}" for name in _JOBS_TEXT),
+            *(f"{_optional_text(name, types)} AS {quote_ident(name)}" for name in _JOBS_TEXT),
             f"{nodes} AS nodes",
             f"CAST({_text(quote_ident('gpu_count'))} AS INTEGER) AS gpu_count",
             f"{cast_expr('start', types['start'], 'TIMESTAMPTZ')} AS start",
@@ -121,7 +121,8 @@ def read_jobs_file(path: Path, *, cluster: str | None = None, source: str = "fil
             f"upper({_text(quote_ident('state'))}) AS state",
         ]
         _bind_defaults(con, cluster)
-        frame = con.sql(f"SELECT {', '.join(selects)} FROM jobs_raw CROSS JOIN sample_defaults").pl()
+        # columns from the file's header, quoted; configured values bound in sample_defaults
+        frame = con.sql(f"SELECT {', '.join(selects)} FROM jobs_raw CROSS JOIN sample_defaults").pl()  # noqa: S608
     return _jobs(path, frame, source)
 
 
@@ -233,9 +234,10 @@ def read_samples_file(
             f"{_sample_time(types['timestamp'])} AS ts",
             f"{cast_expr('utilization', types['utilization'], 'DOUBLE')} AS utilization",
             f"{metric} AS metric",
-            *(f"{_optional_text(name, types)} AS {name}" for name in _SAMPLES_TEXT),
+            *(f"{_optional_text(name, types)} AS {quote_ident(name)}" for name in _SAMPLES_TEXT),
         ]
-        samples = session.sql(f"SELECT {', '.join(selects)} FROM samples_raw CROSS JOIN sample_defaults")
+        # columns from the files' header, quoted; configured values bound in sample_defaults
+        samples = session.sql(f"SELECT {', '.join(selects)} FROM samples_raw CROSS JOIN sample_defaults")  # noqa: S608
         return aggregate_samples(
             session, samples, idle_threshold=idle_threshold, interval_seconds=interval_seconds, source=source
         )
@@ -297,7 +299,8 @@ def _check(
         else:
             predicates.append(check.predicate.format(t=_text(quote_ident(check.column))))
     flags = con.execute(
-        "SELECT " + ", ".join(f"coalesce(bool_or({p}), false)" for p in predicates) + f" FROM {view}",
+        # our checks over the file's columns, quoted; their values are bound
+        "SELECT " + ", ".join(f"coalesce(bool_or({p}), false)" for p in predicates) + f" FROM {view}",  # noqa: S608
         {name: value for check in checks for name, value in check.params.items()},
     ).fetchone()
     assert flags is not None
@@ -343,10 +346,13 @@ def _read_byte_counts(
         raw.create_view("counts_raw")
         _check(con, [path], "counts_raw", [*(_required_value(c) for c in required), *checks], types)
         _bind_defaults(con, cluster or None)
-        columns = [f"{cast_expr(name, types[name], sql_type)} AS {name}" for name, sql_type in casts.items()]
+        columns = [
+            f"{cast_expr(name, types[name], sql_type)} AS {quote_ident(name)}" for name, sql_type in casts.items()
+        ]
         if cluster is not False:
             columns.insert(0, f"{_cluster_expr(types)} AS cluster")
-        return con.sql(f"SELECT {', '.join(columns)} FROM counts_raw CROSS JOIN sample_defaults").pl()
+        # columns from the file's header, quoted; configured values bound in sample_defaults
+        return con.sql(f"SELECT {', '.join(columns)} FROM counts_raw CROSS JOIN sample_defaults").pl()  # noqa: S608
 
 
 def read_checkpoint_inventory(path: Path) -> pl.DataFrame:

@@ -21,7 +21,7 @@ from connectors.telemetry import prometheus, slurm
 from gpuledger.telemetry import files
 from gpuledger.telemetry.samples import sample_aggregator
 from gpuledger.warehouse.database import transaction, write_allocation_config
-from gpuledger.warehouse.sqlfiles import load_sql
+from gpuledger.warehouse.sqlfiles import load_sql, quote_ident
 from models.allocation import AllocationConfig
 from models.billing_month import BillingMonth
 from models.config import TelemetryConfig
@@ -164,10 +164,13 @@ def _replace(
         raise InputError(source.name, f"job {first['job_id']} of cluster {first['cluster']} appears twice")
     insert_frame(con, "gpu.jobs", jobs.rename(_JOB_COLUMNS))
     insert_frame(con, "gpu.activity", activity)
-    for table, frame in (("gpu.checkpoint_bytes", checkpoints), ("gpu.egress_bytes", egress)):
+    replaced = (
+        ("gpu.checkpoint_bytes", "telemetry/delete_checkpoint_bytes.sql", checkpoints),
+        ("gpu.egress_bytes", "telemetry/delete_egress_bytes.sql", egress),
+    )
+    for table, delete, frame in replaced:
         if frame is not None:
-            # Table names are this module's constants.
-            con.execute(f"DELETE FROM {table} WHERE source = $source", params)
+            con.execute(load_sql(delete), params)
             insert_frame(con, table, frame.with_columns(source=pl.lit(source.name)))
 
 
@@ -176,7 +179,8 @@ def insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame
     if frame.height:
         con.register("telemetry_frame", frame.to_arrow())
         try:
-            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM telemetry_frame")
+            name = ".".join(quote_ident(part) for part in table.split("."))
+            con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM telemetry_frame")  # noqa: S608  (table name quoted)
         finally:
             con.unregister("telemetry_frame")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import duckdb
 
-from gpuledger.warehouse.sqlfiles import load_sql, quote_literal
+from gpuledger.warehouse.sqlfiles import load_sql, quote_ident, quote_literal
 from models import aws, azure, focus, gcp, units
 from models.allocation import EGRESS_USAGE_PATTERNS, AllocationConfig
 from models.currencies import ISO_4217_CODES
@@ -21,247 +21,15 @@ WAREHOUSE_FILE = "warehouse.duckdb"
 # How information_schema spells the types focus.cost_rows is declared with.
 _INFORMATION_SCHEMA_TYPES = {"TIMESTAMPTZ": "TIMESTAMP WITH TIME ZONE"}
 
-_META_DDL = """
-CREATE SCHEMA IF NOT EXISTS focus;
-CREATE SCHEMA IF NOT EXISTS meta;
-CREATE SCHEMA IF NOT EXISTS ref;
-CREATE TABLE IF NOT EXISTS meta.deliveries (
-    delivery_id VARCHAR NOT NULL,
-    source_name VARCHAR,
-    source_format VARCHAR NOT NULL,
-    billing_account_id VARCHAR,
-    billing_period VARCHAR,
-    version VARCHAR,
-    manifest VARCHAR,
-    files VARCHAR[] NOT NULL,
-    bytes BIGINT NOT NULL,
-    content_sha256 VARCHAR NOT NULL,
-    focus_rows BIGINT NOT NULL,
-    first_ingested_at TIMESTAMPTZ NOT NULL,
-    ingested_at TIMESTAMPTZ NOT NULL
-);
-CREATE TABLE IF NOT EXISTS meta.slices (
-    provider_name VARCHAR NOT NULL,
-    billing_account_id VARCHAR NOT NULL,
-    billing_period_start TIMESTAMPTZ NOT NULL,
-    delivery_id VARCHAR NOT NULL,
-    replaced_at TIMESTAMPTZ NOT NULL
-);
-CREATE TABLE IF NOT EXISTS meta.delivery_repairs (
-    delivery_id VARCHAR NOT NULL,
-    change VARCHAR NOT NULL,
-    rows BIGINT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS meta.delivery_holds (
-    delivery_id VARCHAR NOT NULL,
-    reason VARCHAR NOT NULL,
-    provider_name VARCHAR NOT NULL,
-    billing_account_id VARCHAR NOT NULL,
-    billing_period VARCHAR NOT NULL,
-    detail VARCHAR NOT NULL,
-    held_at TIMESTAMPTZ NOT NULL,
-    accepted_at TIMESTAMPTZ
-);
-CREATE TABLE IF NOT EXISTS meta.source_totals (
-    delivery_id VARCHAR NOT NULL,
-    billing_account_id VARCHAR NOT NULL,
-    billing_period_start TIMESTAMPTZ NOT NULL,
-    currency VARCHAR NOT NULL,
-    source_rows BIGINT NOT NULL,
-    billed_cost DECIMAL(38, 10) NOT NULL,
-    effective_cost DECIMAL(38, 10) NOT NULL
-);
-"""
-
-
-# Telemetry (aggregated at ingestion), the allocation configuration, and the split.
-_ALLOCATION_DDL = """
-CREATE SCHEMA IF NOT EXISTS gpu;
-CREATE SCHEMA IF NOT EXISTS alloc;
-CREATE SCHEMA IF NOT EXISTS allocation;
-CREATE SCHEMA IF NOT EXISTS showback;
-CREATE TABLE IF NOT EXISTS alloc.exchange_rates (
-    rate_date DATE NOT NULL,
-    currency VARCHAR NOT NULL,
-    reporting_currency VARCHAR NOT NULL,
-    rate DECIMAL(38, 18) NOT NULL,
-    source_file VARCHAR NOT NULL
-);
-CREATE TABLE IF NOT EXISTS gpu.jobs (
-    job_id VARCHAR NOT NULL,
-    cluster VARCHAR NOT NULL,
-    name VARCHAR,
-    account VARCHAR,
-    project VARCHAR,
-    "user" VARCHAR,
-    nodes VARCHAR[] NOT NULL,
-    gpu_model VARCHAR,
-    gpu_count INTEGER NOT NULL,
-    start_time TIMESTAMPTZ NOT NULL,
-    end_time TIMESTAMPTZ,
-    state VARCHAR NOT NULL,
-    run_group VARCHAR NOT NULL,
-    checkpoint_uri VARCHAR,
-    source VARCHAR NOT NULL
-);
-CREATE TABLE IF NOT EXISTS gpu.activity (
-    cluster VARCHAR NOT NULL,
-    node VARCHAR NOT NULL,
-    gpu VARCHAR NOT NULL,
-    hour TIMESTAMPTZ NOT NULL,
-    job_id VARCHAR,
-    instance_id VARCHAR,
-    metric VARCHAR NOT NULL,
-    sampled_seconds DOUBLE NOT NULL,
-    active_seconds DOUBLE NOT NULL,
-    mean_utilization DOUBLE,
-    samples BIGINT NOT NULL,
-    source VARCHAR NOT NULL
-);
-CREATE TABLE IF NOT EXISTS gpu.checkpoint_bytes (
-    source VARCHAR NOT NULL,
-    as_of TIMESTAMPTZ NOT NULL,
-    uri VARCHAR NOT NULL,
-    bytes BIGINT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS gpu.egress_bytes (
-    source VARCHAR NOT NULL,
-    cluster VARCHAR NOT NULL,
-    node VARCHAR NOT NULL,
-    hour TIMESTAMPTZ NOT NULL,
-    job_id VARCHAR NOT NULL,
-    bytes BIGINT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS gpu.usage (
-    billing_period_start TIMESTAMPTZ NOT NULL,
-    cluster VARCHAR NOT NULL,
-    node VARCHAR NOT NULL,
-    hour TIMESTAMPTZ NOT NULL,
-    job_id VARCHAR NOT NULL,
-    resource_id VARCHAR,
-    allocated_seconds DOUBLE NOT NULL,
-    active_seconds DOUBLE NOT NULL,
-    mean_utilization DOUBLE,
-    metric VARCHAR NOT NULL
-);
-CREATE TABLE IF NOT EXISTS meta.telemetry_loads (
-    source_name VARCHAR NOT NULL,
-    kind VARCHAR NOT NULL,
-    loaded_at TIMESTAMPTZ NOT NULL,
-    window_start TIMESTAMPTZ,
-    window_end TIMESTAMPTZ,
-    jobs BIGINT NOT NULL,
-    activity_rows BIGINT NOT NULL,
-    notes VARCHAR[] NOT NULL
-);
-CREATE TABLE IF NOT EXISTS allocation.cost_split (
-    BillingPeriodStart TIMESTAMPTZ NOT NULL,
-    BillingCurrency VARCHAR,
-    ProviderName VARCHAR NOT NULL,
-    BillingAccountId VARCHAR NOT NULL,
-    SubAccountId VARCHAR,
-    charge_key VARCHAR NOT NULL,
-    x_DeliveryId VARCHAR NOT NULL,
-    x_SourceLineItemId VARCHAR NOT NULL,
-    ChargeCategory VARCHAR NOT NULL,
-    ChargePeriodStart TIMESTAMPTZ NOT NULL,
-    ChargePeriodEnd TIMESTAMPTZ NOT NULL,
-    ServiceName VARCHAR,
-    ResourceId VARCHAR,
-    category VARCHAR NOT NULL,
-    idle_kind VARCHAR,
-    team VARCHAR NOT NULL,
-    cluster VARCHAR,
-    job_id VARCHAR,
-    BilledCost DECIMAL(38, 10) NOT NULL,
-    EffectiveCost DECIMAL(38, 10) NOT NULL,
-    gpu_hours DOUBLE NOT NULL,
-    allocated_ratio DOUBLE NOT NULL,
-    allocation_basis VARCHAR NOT NULL,
-    metric VARCHAR,
-    AllocatedMethodId VARCHAR NOT NULL,
-    AllocatedResourceId VARCHAR
-);
-"""
-
-
-# Month lifecycle (open -> closed -> issued), issued statements and restatements of issued months, publishes.
-_LIFECYCLE_DDL = """
-CREATE SCHEMA IF NOT EXISTS chargeback;
-CREATE TABLE IF NOT EXISTS meta.months (
-    billing_month DATE NOT NULL,
-    state VARCHAR NOT NULL,
-    closes_on DATE NOT NULL,
-    closed_at TIMESTAMPTZ,
-    issued_at TIMESTAMPTZ
-);
-CREATE TABLE IF NOT EXISTS meta.locked_rates (
-    billing_month DATE NOT NULL,
-    currency VARCHAR NOT NULL,
-    reporting_currency VARCHAR NOT NULL,
-    rate DECIMAL(38, 18) NOT NULL,
-    rate_date DATE,
-    rate_source VARCHAR
-);
-CREATE TABLE IF NOT EXISTS meta.publishes (
-    published_at TIMESTAMPTZ NOT NULL,
-    path VARCHAR NOT NULL,
-    published_rows BIGINT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS chargeback.statements (
-    billing_month DATE NOT NULL,
-    version INTEGER NOT NULL,
-    issued_at TIMESTAMPTZ NOT NULL,
-    content_sha256 VARCHAR NOT NULL,
-    teams BIGINT NOT NULL,
-    data VARCHAR
-);
-CREATE TABLE IF NOT EXISTS chargeback.statement_lines (
-    billing_month DATE NOT NULL,
-    version INTEGER NOT NULL,
-    team VARCHAR NOT NULL,
-    currency VARCHAR,
-    run_cost DECIMAL(38, 10) NOT NULL,
-    idle_allocated_cost DECIMAL(38, 10) NOT NULL,
-    idle_unallocated_cost DECIMAL(38, 10) NOT NULL,
-    checkpoint_storage_cost DECIMAL(38, 10) NOT NULL,
-    egress_cost DECIMAL(38, 10) NOT NULL,
-    other_cost DECIMAL(38, 10) NOT NULL,
-    total_cost DECIMAL(38, 10) NOT NULL,
-    billed_cost DECIMAL(38, 10) NOT NULL,
-    gpu_hours DOUBLE NOT NULL,
-    failed_run_cost DECIMAL(38, 10) NOT NULL,
-    completed_runs BIGINT NOT NULL,
-    reporting_currency VARCHAR,
-    exchange_rate DECIMAL(38, 18),
-    total_cost_reporting DECIMAL(38, 10)
-);
-CREATE TABLE IF NOT EXISTS chargeback.statement_adjustments (
-    billing_month DATE NOT NULL,
-    version INTEGER NOT NULL,
-    kind VARCHAR NOT NULL,
-    restated_month DATE NOT NULL,
-    statement_version INTEGER NOT NULL,
-    team VARCHAR NOT NULL,
-    currency VARCHAR,
-    issued_total DECIMAL(38, 10) NOT NULL,
-    restated_total DECIMAL(38, 10) NOT NULL,
-    adjustment DECIMAL(38, 10) NOT NULL,
-    exchange_rate DECIMAL(38, 18),
-    adjustment_reporting DECIMAL(38, 10)
-);
-CREATE TABLE IF NOT EXISTS chargeback.adjustments (
-    billing_month DATE NOT NULL,
-    statement_version INTEGER NOT NULL,
-    team VARCHAR NOT NULL,
-    currency VARCHAR,
-    issued_total DECIMAL(38, 10) NOT NULL,
-    restated_total DECIMAL(38, 10) NOT NULL,
-    adjustment DECIMAL(38, 10) NOT NULL,
-    applies_to_month DATE NOT NULL,
-    detected_at TIMESTAMPTZ NOT NULL
-);
-"""
+# The tables each stage writes, one file per stage, in flow order (every statement is IF NOT EXISTS).
+_TABLE_FILES = (
+    "warehouse/reference_tables.sql",
+    "gates/tables.sql",
+    "telemetry/tables.sql",
+    "allocation/tables.sql",
+    "chargeback/tables.sql",
+    "publish/tables.sql",
+)
 
 
 def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
@@ -278,9 +46,15 @@ def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection
     # Set after connecting: the ICU extension that owns TimeZone loads with the first query.
     con.execute("SET TimeZone = 'UTC'")
     if not read_only:  # persistent: a reader finds the macro the last writer stored
-        con.execute(load_sql("focus/billing_month.sql"))
+        create_billing_month(con)
     create_macros(con)
     return con
+
+
+def create_billing_month(con: duckdb.DuckDBPyConnection) -> None:
+    """The ``billing_month()`` macro, stored in the current database (the warehouse, or the analyst file for its
+    views): the one SQL spelling of the billing month (``models/billing_month.py`` is the Python one)."""
+    con.execute(load_sql("focus/billing_month.sql"))
 
 
 def create_macros(con: duckdb.DuckDBPyConnection) -> None:
@@ -306,18 +80,10 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 def focus_costs_ddl() -> str:
     """``CREATE TABLE focus.cost_rows`` generated from the FOCUS column specification."""
     columns = [
-        f"    {name} {sql_type}{'' if _nullable(name) else ' NOT NULL'}"
+        f"    {quote_ident(name)} {sql_type}{'' if _nullable(name) else ' NOT NULL'}"
         for name, sql_type in focus.column_types().items()
     ]
     return "CREATE TABLE IF NOT EXISTS focus.cost_rows (\n" + ",\n".join(columns) + "\n)"
-
-
-# What readers see: rows of the deliveries that own a slice. Staged rows stay invisible until their
-# delivery passed its checks and took its slices over (docs/decisions/0003).
-_PUBLISHED_VIEW = """
-CREATE OR REPLACE VIEW focus.costs AS
-SELECT * FROM focus.cost_rows WHERE x_DeliveryId IN (SELECT delivery_id FROM meta.slices)
-"""
 
 
 def _nullable(name: str) -> bool:
@@ -328,18 +94,19 @@ def _nullable(name: str) -> bool:
 
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     """Create the warehouse tables if missing and refresh the reference tables from ``models``."""
-    con.execute(_META_DDL)
-    con.execute(_ALLOCATION_DDL)
-    con.execute(_LIFECYCLE_DDL)
+    create_billing_month(con)
+    for path in _TABLE_FILES:
+        con.execute(load_sql(path))
     con.execute(focus_costs_ddl())
     # Warehouses created before a custom column existed gain it (always nullable: old rows have no value).
     for column in focus.CUSTOM_COLUMNS:
         if column.nullable:
-            con.execute(f"ALTER TABLE focus.cost_rows ADD COLUMN IF NOT EXISTS {column.name} {column.sql_type}")
+            name = quote_ident(column.name)
+            con.execute(f"ALTER TABLE focus.cost_rows ADD COLUMN IF NOT EXISTS {name} {column.sql_type}")
     # Statements issued before their data was stored gain the column (NULL: such a version cannot be rendered).
     con.execute("ALTER TABLE chargeback.statements ADD COLUMN IF NOT EXISTS data VARCHAR")
     _ensure_delivery_contract_columns(con)
-    con.execute(_PUBLISHED_VIEW)
+    con.execute(load_sql("gates/published_costs.sql"))
     replace_ref_table(
         con,
         "ref.aws_services",
@@ -390,11 +157,7 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
         ("provider", "instance_type", "gpu_model", "gpu_count", "gpu_memory_gib", "gpu_memory_bandwidth_tbps"),
         [tuple(map(str, row)) for row in catalog_rows()],
     )
-    con.execute(
-        "CREATE OR REPLACE VIEW ref.gpu_instances AS SELECT provider, instance_type, gpu_model,"
-        " CAST(gpu_count AS INTEGER) AS gpu_count, CAST(gpu_memory_gib AS DOUBLE) AS gpu_memory_gib,"
-        " CAST(gpu_memory_bandwidth_tbps AS DOUBLE) AS gpu_memory_bandwidth_tbps FROM ref.gpu_instance_types"
-    )
+    con.execute(load_sql("warehouse/gpu_instances.sql"))
 
 
 def _ensure_delivery_contract_columns(con: duckdb.DuckDBPyConnection) -> None:

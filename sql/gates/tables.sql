@@ -1,0 +1,56 @@
+-- Tables the ingestion gates write (gpuledger/gates): the deliveries, the slices they own, their repairs,
+-- holds and source-side totals. focus.cost_rows is generated from models/focus.py. No parameters.
+
+CREATE SCHEMA IF NOT EXISTS focus;
+CREATE SCHEMA IF NOT EXISTS meta;
+
+CREATE TABLE IF NOT EXISTS meta.deliveries (
+    delivery_id VARCHAR NOT NULL,
+    source_name VARCHAR,
+    source_format VARCHAR NOT NULL,
+    billing_account_id VARCHAR,
+    billing_period VARCHAR,
+    version VARCHAR,
+    manifest VARCHAR,
+    files VARCHAR[] NOT NULL,
+    bytes BIGINT NOT NULL,
+    content_sha256 VARCHAR NOT NULL,
+    focus_rows BIGINT NOT NULL,
+    first_ingested_at TIMESTAMPTZ NOT NULL,
+    ingested_at TIMESTAMPTZ NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS meta.slices (
+    provider_name VARCHAR NOT NULL,
+    billing_account_id VARCHAR NOT NULL,
+    billing_period_start TIMESTAMPTZ NOT NULL,
+    delivery_id VARCHAR NOT NULL,
+    replaced_at TIMESTAMPTZ NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS meta.delivery_repairs (
+    delivery_id VARCHAR NOT NULL,
+    change VARCHAR NOT NULL,
+    rows BIGINT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS meta.delivery_holds (
+    delivery_id VARCHAR NOT NULL,
+    reason VARCHAR NOT NULL,
+    provider_name VARCHAR NOT NULL,
+    billing_account_id VARCHAR NOT NULL,
+    billing_period VARCHAR NOT NULL,
+    detail VARCHAR NOT NULL,
+    held_at TIMESTAMPTZ NOT NULL,
+    accepted_at TIMESTAMPTZ
+);
+
+CREATE TABLE IF NOT EXISTS meta.source_totals (
+    delivery_id VARCHAR NOT NULL,
+    billing_account_id VARCHAR NOT NULL,
+    billing_period_start TIMESTAMPTZ NOT NULL,
+    currency VARCHAR NOT NULL,
+    source_rows BIGINT NOT NULL,
+    billed_cost DECIMAL(38, 10) NOT NULL,
+    effective_cost DECIMAL(38, 10) NOT NULL
+);

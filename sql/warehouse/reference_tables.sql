@@ -1,0 +1,6 @@
+-- The ref schema. Its tables are generated from models/*.py (replace_ref_table in
+-- gpuledger/warehouse/database.py), rebuilt by every ensure_schema(). No parameters.
+
+CREATE SCHEMA IF NOT EXISTS ref;
+
+
