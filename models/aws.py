@@ -1,6 +1,6 @@
 """Reviewed AWS reference data: product code -> FOCUS service category, units, regions.
 
-Loaded into DuckDB as ``ref.*`` tables that ``sql/focus/aws_cur.sql`` joins. A product code that is
+Loaded into DuckDB as ``ref.*`` tables that ``sql/normalize/aws_cur.sql`` joins. A product code that is
 missing here lands in ``Other / Other (Other)`` (still conformant) and is reported by the
 ``aws_unmapped_services`` check so the table gets extended rather than silently guessed.
 """

@@ -3,7 +3,7 @@
 CUR 2.0 (Data Exports) spells columns in snake case; legacy CUR 1 CSV spells them
 ``category/CamelCase`` and its Athena/Parquet flavour uses the same snake case as CUR 2.0.
 Readers rename CUR 1 columns with :func:`cur1_to_snake` and then expose exactly
-:data:`CUR_COLUMNS` (absent ones as NULL), so one SQL model (``sql/focus/aws_cur.sql``)
+:data:`CUR_COLUMNS` (absent ones as NULL), so one SQL model (``sql/normalize/aws_cur.sql``)
 serves both generations.
 """
 

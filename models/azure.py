@@ -2,7 +2,7 @@
 
 The reader (``gpuledger/normalize/azure_cost_details.py``) matches file headers to :data:`AZURE_COLUMNS`
 case-insensitively and exposes them under canonical names; the dictionaries below become ``ref.azure_*``
-tables that ``sql/focus/azure_cost_details.sql`` joins. A service, unit or region missing here still
+tables that ``sql/normalize/azure_cost_details.sql`` joins. A service, unit or region missing here still
 yields conformant rows (``Other``, the source's own unit or region text); extend the tables rather
 than guessing in SQL.
 """

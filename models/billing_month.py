@@ -1,5 +1,5 @@
 """The billing month: the invoice month a charge belongs to, defined once for Python (here) and SQL
-(``sql/focus/billing_month.sql``, the ``billing_month()`` macro every connection has).
+(``sql/normalize/billing_month.sql``, the ``billing_month()`` macro every connection has).
 
 Billing periods start at local midnight of the 1st in the provider's billing time zone (UTC-12 to UTC+14; GCP
 invoices use US/Pacific). A period start stored in UTC therefore lies within 14 hours before and 12 hours after

@@ -2,7 +2,7 @@
 
 The ``gcp-bq`` reader parses every record with the explicit schema in :data:`BQ_FIELDS` (never
 inferred): scalars arrive as JSON text, numbers as text or numbers, and are cast strictly. The
-``ref.gcp_*`` tables built from the dictionaries here are joined by ``sql/focus/gcp_billing_export.sql``;
+``ref.gcp_*`` tables built from the dictionaries here are joined by ``sql/normalize/gcp_billing_export.sql``;
 a service description missing here lands in ``Other / Other (Other)`` (still conformant).
 """
 

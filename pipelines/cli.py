@@ -443,7 +443,7 @@ def _export_focus(args: argparse.Namespace) -> int:
     params = {"provider": args.provider, "month": args.month, "out": str(args.out)}
     with closing(open_warehouse(home)) as con:
         # COPY streams to the file (a relation with bound parameters would be held in memory whole)
-        con.execute(load_sql("analyst/export_focus.sql"), params)
+        con.execute(load_sql("publish/export_focus.sql"), params)
         count = con.execute("SELECT count(*) FROM read_parquet($out)", {"out": str(args.out)}).fetchone()
     print(f"wrote {count[0] if count else 0} FOCUS rows to {args.out}")
     return 0

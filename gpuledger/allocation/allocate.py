@@ -1,7 +1,7 @@
 """The split: every FOCUS charge of a billing month into run / idle / checkpoint_storage / egress / other.
 
 One transaction per month rebuilds ``gpu.usage`` and ``allocation.cost_split`` for the month (delete, then
-insert), then the ``showback`` tables, then runs the audits in ``sql/audits/``. An audit that returns rows
+insert), then the ``showback`` tables, then runs the audits in ``sql/gates/audits/``. An audit that returns rows
 rolls everything back: nothing that does not reconcile to the cent is ever kept.
 """
 
@@ -79,7 +79,7 @@ def build_showback(con: duckdb.DuckDBPyConnection) -> None:
     """Rebuild the showback tables from every month's split (run groups span months)."""
     for table in SHOWBACK_TABLES:
         # Table names are this module's constants; the bodies are the project's SQL files.
-        con.execute(f"CREATE OR REPLACE TABLE showback.{table} AS " + load_sql(f"showback/{table}.sql"))
+        con.execute(f"CREATE OR REPLACE TABLE showback.{table} AS " + load_sql(f"allocation/showback/{table}.sql"))
 
 
 def _audit(con: duckdb.DuckDBPyConnection, month: str) -> None:

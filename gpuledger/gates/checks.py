@@ -2,7 +2,7 @@
 
 Two kinds, both run over the temp view ``focus_rows`` (one delivery's rows, or the whole table):
 the spec-derived checks built from ``models.focus`` (conditional nullability, placeholder strings),
-and the hand-written cross-column checks in ``sql/checks/*.sql``.
+and the hand-written cross-column checks in ``sql/gates/checks/*.sql``.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def nullability_sql() -> str:
 def all_checks() -> dict[str, str]:
     """Check name -> SQL returning offending rows."""
     checks = {"focus_nullability": nullability_sql()}
-    checks.update({path.stem: load_sql(f"checks/{path.name}") for path in sql_files("checks")})
+    checks.update({path.stem: load_sql(f"gates/checks/{path.name}") for path in sql_files("gates/checks")})
     return checks
 
 
@@ -87,7 +87,7 @@ def run_checks(con: duckdb.DuckDBPyConnection, delivery_id: str | None = None) -
 
 
 def run_check(con: duckdb.DuckDBPyConnection, name: str, sql: str) -> CheckResult:
-    # ``sql`` is a check of the project's (a file of sql/checks, or generated from models/focus.py)
+    # ``sql`` is a check of the project's (a file of sql/gates/checks, or generated from models/focus.py)
     count_row = con.execute(f"SELECT count(*) FROM ({sql})").fetchone()  # noqa: S608
     count = int(count_row[0]) if count_row else 0
     if not count:

@@ -31,7 +31,7 @@ SliceKey = tuple[str, str, dt.datetime]
 """(ProviderName, BillingAccountId, BillingPeriodStart)."""
 
 HOLD_CHECKS = ("empty_slice", "closed_month_change", "usage_outside_period")
-"""The hold rules, each a query in ``sql/gates/<name>.sql`` returning the slices it holds and why."""
+"""The hold rules, each a query in ``sql/gates/holds/<name>.sql`` returning the slices it holds and why."""
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ def hold_reasons(con: duckdb.DuckDBPyConnection, delivery_id: str, rules: Ingest
         params: dict[str, object] = {"id": delivery_id}
         if name == "closed_month_change":
             params["share"] = rules.hold_closed_month_change
-        for provider, account, month, detail in con.execute(load_sql(f"gates/{name}.sql"), params).fetchall():
+        for provider, account, month, detail in con.execute(load_sql(f"gates/holds/{name}.sql"), params).fetchall():
             holds.append(Hold(name, str(provider), str(account), str(month), str(detail)))
     return holds
 

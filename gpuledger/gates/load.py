@@ -331,7 +331,7 @@ def _insert_focus_rows(
         # A separate cursor: the failed statement aborted this transaction, and diagnostics only read files.
         with con.cursor() as diagnostics:
             raise _locate_bad_input(diagnostics, delivery.files, raw, cast_columns, model, exc) from exc
-    con.execute(load_sql("focus/unify_service_categories.sql"), {"id": delivery_id})
+    con.execute(load_sql("normalize/unify_service_categories.sql"), {"id": delivery_id})
 
 
 def _locate_bad_input(

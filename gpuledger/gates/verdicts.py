@@ -1,5 +1,5 @@
 """The three gates, one place each: a delivery's (FOCUS conformance and exact reconciliation to its source), a
-billing month's (the split and showback audits of ``sql/audits``) and the publish gate (every published
+billing month's (the split and showback audits of ``sql/gates/audits``) and the publish gate (every published
 delivery and month passes both). The loader, the Dagster asset checks, the split and publish all ask here."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from gpuledger.gates.checks import CheckResult, run_checks
 from gpuledger.warehouse.sqlfiles import load_sql, sql_files
 from models.billing_month import BillingMonth
 
-AUDITS_FOLDER = "audits"
+AUDITS_FOLDER = "gates/audits"
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class DeliveryVerdict:
     failed_checks: tuple[CheckResult, ...]
     """Conformance checks with violations, in check order."""
     mismatches: tuple[tuple[object, ...], ...]
-    """Rows of ``reconcile/focus_vs_source.sql``: (account, period, currency, source billed, source effective,
+    """Rows of ``gates/focus_vs_source.sql``: (account, period, currency, source billed, source effective,
     FOCUS billed, FOCUS effective) wherever the sums differ."""
 
     @property
@@ -33,7 +33,7 @@ class DeliveryVerdict:
 
 def delivery_verdict(con: duckdb.DuckDBPyConnection, delivery_id: str) -> DeliveryVerdict:
     failed = tuple(result for result in run_checks(con, delivery_id) if not result.passed)
-    mismatches = con.execute(load_sql("reconcile/focus_vs_source.sql"), {"id": delivery_id}).fetchall()
+    mismatches = con.execute(load_sql("gates/focus_vs_source.sql"), {"id": delivery_id}).fetchall()
     return DeliveryVerdict(delivery_id, failed, tuple(mismatches))
 
 

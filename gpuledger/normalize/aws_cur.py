@@ -1,4 +1,4 @@
-"""AWS CUR 1 and CUR 2.0 files -> the canonical ``aws_cur_src`` view that ``sql/focus/aws_cur.sql`` reads.
+"""AWS CUR 1 and CUR 2.0 files -> the canonical ``aws_cur_src`` view that ``sql/normalize/aws_cur.sql`` reads.
 
 The reader is where the two generations differ: CUR 1 headers are renamed to CUR 2.0 names, its
 ``product/*`` columns become plain columns, and its one-column-per-tag ``resourceTags/*`` become the

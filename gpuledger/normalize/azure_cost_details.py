@@ -1,4 +1,4 @@
-"""Azure Cost Management files -> the canonical ``azure_cost_src`` view that ``sql/focus/azure_cost_details.sql`` reads.
+"""Azure Cost Management files -> the canonical ``azure_cost_src`` view ``sql/normalize/azure_cost_details.sql`` reads.
 
 One reader serves EA and MCA cost details (actual or amortized, including the short EA column names)
 and the 2019-10-01 usage details: headers are matched case-insensitively to :data:`models.azure.AZURE_COLUMNS`,

@@ -1,5 +1,5 @@
 """FOCUS 1.0, 1.1 and 1.2 files of any provider -> the ``focus_passthrough_src`` view that
-``sql/focus/focus_passthrough.sql`` reads (formats ``focus``, ``aws-focus``, ``azure-focus``).
+``sql/normalize/focus_passthrough.sql`` reads (formats ``focus``, ``aws-focus``, ``azure-focus``).
 
 The reader exposes every FOCUS 1.2 column with its spec type (NULL where the source's version lacks it), the
 provider's ``x_`` columns gpuledger keeps, and hints the model needs (provider's own names, account-type defaults,

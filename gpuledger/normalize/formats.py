@@ -59,8 +59,8 @@ class FormatModel:
 _AWS_CUR = FormatModel(
     provider_name=AWS.name,
     create_source_view=aws_cur.create_source_view,
-    model_sql="focus/aws_cur.sql",
-    source_totals_sql="reconcile/aws_cur_source_totals.sql",
+    model_sql="normalize/aws_cur.sql",
+    source_totals_sql="normalize/aws_cur_source_totals.sql",
     enumerated_columns={"line_item_line_item_type": LINE_ITEM_TYPES},
     line_item_id_column="identity_line_item_id",
     source_header=aws_cur.source_header,
@@ -73,8 +73,8 @@ def _focus_passthrough(provider_name: str | None, profile: focus_passthrough.Foc
     return FormatModel(
         provider_name=provider_name,
         create_source_view=profile.create_source_view,
-        model_sql="focus/focus_passthrough.sql",
-        source_totals_sql="reconcile/focus_passthrough_source_totals.sql",
+        model_sql="normalize/focus_passthrough.sql",
+        source_totals_sql="normalize/focus_passthrough_source_totals.sql",
         enumerated_columns={},
         source_header=profile.source_header,
     )
@@ -83,8 +83,8 @@ def _focus_passthrough(provider_name: str | None, profile: focus_passthrough.Foc
 _GCP_BQ = FormatModel(
     provider_name=GCP.name,
     create_source_view=gcp_billing.create_source_view,
-    model_sql="focus/gcp_billing_export.sql",
-    source_totals_sql="reconcile/gcp_billing_source_totals.sql",
+    model_sql="normalize/gcp_billing_export.sql",
+    source_totals_sql="normalize/gcp_billing_source_totals.sql",
     enumerated_columns={},
     read_files=gcp_billing.read_files,
     billing_period_start=gcp_billing.billing_period_start,
@@ -108,8 +108,8 @@ def _azure_cost_details(create_source_view: SourceViewBuilder) -> FormatModel:
     return FormatModel(
         provider_name=AZURE.name,
         create_source_view=create_source_view,
-        model_sql="focus/azure_cost_details.sql",
-        source_totals_sql="reconcile/azure_cost_details_source_totals.sql",
+        model_sql="normalize/azure_cost_details.sql",
+        source_totals_sql="normalize/azure_cost_details_source_totals.sql",
         enumerated_columns=enumerated,
         find_bad_value=azure_cost_details.find_bad_value,
         source_header=azure_cost_details.source_header,

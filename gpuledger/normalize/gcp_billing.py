@@ -106,7 +106,7 @@ def read_files(con: duckdb.DuckDBPyConnection, files: Sequence[Path]) -> duckdb.
     )
     labels = _line_item_labels(files)
     for index, (file, kind) in enumerate(zip(files, kinds, strict=True)):
-        query = load_sql(f"focus/gcp_billing_lines_{kind}.sql")
+        query = load_sql(f"normalize/gcp_billing_lines_{kind}.sql")
         extract = extract_of(file)
         try:
             con.execute(
@@ -132,15 +132,15 @@ def create_source_view(
     """
     del raw
     _create_sku_prices(con, files)
-    extracts = con.execute(load_sql("focus/gcp_billing_extracts.sql")).fetchone()
+    extracts = con.execute(load_sql("normalize/gcp_billing_extracts.sql")).fetchone()
     repeats_possible = bool(extracts and extracts[0] > 1)
     con.execute(f"CREATE OR REPLACE TEMP TABLE {_TYPED} AS " + typed_records_sql(source_version, repeats_possible))
     if repeats_possible:
         _record_repeated_records(con)
-    bad = con.execute(load_sql("focus/gcp_billing_first_problem.sql")).fetchone()
+    bad = con.execute(load_sql("normalize/gcp_billing_first_problem.sql")).fetchone()
     if bad:
         raise InputError(bad[0], bad[3], row=int(bad[1]), column=bad[2])
-    con.execute(load_sql("focus/gcp_billing_source_view.sql"))
+    con.execute(load_sql("normalize/gcp_billing_source_view.sql"))
     return {}
 
 
@@ -168,7 +168,7 @@ def _create_sku_prices(con: duckdb.DuckDBPyConnection, files: Sequence[Path]) ->
     if not prices:
         return
     try:
-        con.execute(load_sql("focus/gcp_sku_prices.sql"), {"files": [str(p) for p in prices]})
+        con.execute(load_sql("normalize/gcp_sku_prices.sql"), {"files": [str(p) for p in prices]})
     except duckdb.Error as exc:
         raise InputError(prices[0], f"unreadable SKU price list: {str(exc).strip().splitlines()[0]}") from exc
 
@@ -366,7 +366,7 @@ def _credit_struct(element: str) -> str:
 
 def _record_repeated_records(con: duckdb.DuckDBPyConnection) -> None:
     """How many records repeated an earlier extract's (counted once): the delivery's skipped rows."""
-    skipped = con.execute(load_sql("focus/gcp_billing_repeated_records.sql")).fetchone()
+    skipped = con.execute(load_sql("normalize/gcp_billing_repeated_records.sql")).fetchone()
     if skipped and skipped[0]:
         con.execute("INSERT INTO source_skipped VALUES ('RepeatedExtractRecord', $rows)", {"rows": skipped[0]})
 
@@ -481,7 +481,7 @@ def create_focus_view_source_view(
     con: duckdb.DuckDBPyConnection, raw: duckdb.DuckDBPyRelation, files: Sequence[Path]
 ) -> dict[str, str]:
     """``gcp-focus``: Google's FOCUS view records, mapped back to export fields, then read like ``gcp-bq``."""
-    con.execute(f"CREATE OR REPLACE TEMP TABLE {_LINES} AS " + load_sql("focus/gcp_focus_view_records.sql"))
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {_LINES} AS " + load_sql("normalize/gcp_focus_view_records.sql"))
     try:
         return create_source_view(con, raw, files, source_version=_FOCUS_VIEW_VERSION)
     except InputError as exc:

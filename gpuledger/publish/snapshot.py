@@ -146,10 +146,10 @@ def _build(con: duckdb.DuckDBPyConnection, warehouse: str) -> dict[str, int]:
         rows[table] = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]  # type: ignore[index]  # noqa: S608
     con.execute("CREATE SCHEMA IF NOT EXISTS views")
     create_billing_month(con)  # the views call it on analysts' connections
-    for path in sql_files("analyst/views"):
+    for path in sql_files("publish/views"):
         # View names are the project's file names; their SQL resolves in the analyst file when queried.
         con.execute(f"CREATE VIEW views.{path.stem} AS " + path.read_text(encoding="utf-8"))
-    con.execute(load_sql("analyst/comments.sql"))
+    con.execute(load_sql("publish/comments.sql"))
     return rows
 
 
@@ -164,7 +164,7 @@ def _compare(con: duckdb.DuckDBPyConnection, warehouse: str) -> list[str]:
         if counts is None or counts[0] != counts[1]:
             mismatches.append(f"{table}: {counts}")
     # the month gate's showback-equals-FOCUS audit, over every month of the copy
-    money = load_sql("audits/team_month_totals.sql")
+    money = load_sql("gates/audits/team_month_totals.sql")
     for row in con.execute(money, {"billing_month": None}).fetchall():
         mismatches.append(f"showback and FOCUS totals differ in the copy: {row}")
     return mismatches

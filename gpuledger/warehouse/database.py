@@ -54,12 +54,12 @@ def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection
 def create_billing_month(con: duckdb.DuckDBPyConnection) -> None:
     """The ``billing_month()`` macro, stored in the current database (the warehouse, or the analyst file for its
     views): the one SQL spelling of the billing month (``models/billing_month.py`` is the Python one)."""
-    con.execute(load_sql("focus/billing_month.sql"))
+    con.execute(load_sql("normalize/billing_month.sql"))
 
 
 def create_macros(con: duckdb.DuckDBPyConnection) -> None:
     """The macros the FOCUS models and checks share (temporary: every connection makes its own)."""
-    con.execute(load_sql("focus/macros.sql"))
+    con.execute(load_sql("normalize/macros.sql"))
     # generated from models/units.py through the quoting helper: the pattern is ours, never input
     pattern = quote_literal(units.UNIT_FORMAT_PATTERN)
     con.execute(f"CREATE OR REPLACE TEMP MACRO follows_unit_format(unit) AS regexp_matches(unit, {pattern})")
@@ -178,7 +178,7 @@ def _ensure_delivery_contract_columns(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _ensure_gcp_ref_tables(con: duckdb.DuckDBPyConnection) -> None:
-    """Reference tables that sql/focus/gcp_billing_export.sql joins (models/gcp.py)."""
+    """Reference tables that sql/normalize/gcp_billing_export.sql joins (models/gcp.py)."""
     replace_ref_table(
         con,
         "ref.gcp_services",
@@ -195,7 +195,7 @@ def _ensure_gcp_ref_tables(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _ensure_azure_ref_tables(con: duckdb.DuckDBPyConnection) -> None:
-    """Reference tables that sql/focus/azure_cost_details.sql joins (models/azure.py)."""
+    """Reference tables that sql/normalize/azure_cost_details.sql joins (models/azure.py)."""
     replace_ref_table(
         con,
         "ref.azure_services",

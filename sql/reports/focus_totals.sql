@@ -1,5 +1,5 @@
 -- Statement $month: Σ FOCUS EffectiveCost and BilledCost of the month per billing currency (focus.costs), the
--- figures every team total together must add up to. Needs sql/allocation/macros.sql (billing_month).
+-- figures every team total together must add up to. billing_month() is the warehouse's macro.
 SELECT
     BillingCurrency AS currency,
     count(*) AS focus_rows,

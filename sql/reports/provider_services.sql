@@ -1,5 +1,5 @@
 -- Statement $month: each team's EffectiveCost per provider, service and source currency (allocation.cost_split),
--- with the reporting-currency amount at the month's rate. Needs sql/allocation/macros.sql (billing_month).
+-- with the reporting-currency amount at the month's rate. billing_month() is the warehouse's macro.
 WITH split AS (
     SELECT * FROM allocation.cost_split WHERE billing_month(BillingPeriodStart) = $month
 ),

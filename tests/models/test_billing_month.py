@@ -17,7 +17,7 @@ HAND_MADE = re.compile(
     r"INTERVAL '?1[24] ?HOURS?'?|hours=1[24]\b|\.month % 12|month // 12|%Y-%m-01|strptime\([^)]*%Y-%m\"\)",
     re.IGNORECASE,
 )
-THE_RULE = {"models/billing_month.py", "sql/focus/billing_month.sql"}
+THE_RULE = {"models/billing_month.py", "sql/normalize/billing_month.sql"}
 
 
 def test_the_window_is_spelled_only_where_the_rule_lives() -> None:

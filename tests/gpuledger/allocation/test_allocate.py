@@ -797,7 +797,7 @@ BROKEN_SQL = {
     ),
     # showback drops the idle pieces
     "team_month_totals": (
-        "showback/team_month.sql",
+        "allocation/showback/team_month.sql",
         "FROM allocation.cost_split",
         "FROM allocation.cost_split WHERE category <> 'idle'",
     ),

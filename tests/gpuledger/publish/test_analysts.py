@@ -268,7 +268,7 @@ def test_every_published_table_column_and_view_is_described(analyst):
         "SELECT view_name, comment FROM duckdb_views() WHERE database_name = current_database()"
         " AND schema_name = 'views'"
     ).fetchall()
-    view_files = REPO / "sql" / "analyst" / "views"
+    view_files = REPO / "sql" / "publish" / "views"
     assert sorted(name for name, _ in views) == sorted(path.stem for path in view_files.glob("*.sql"))
     assert [name for name, comment in views if not (comment or "").strip()] == []
 

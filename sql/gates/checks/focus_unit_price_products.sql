@@ -1,6 +1,6 @@
 -- ListCost = ListUnitPrice x PricingQuantity and ContractedCost = ContractedUnitPrice x PricingQuantity
 -- where both factors are known and the row is not a correction, within the tolerance of the macro
--- price_contradicts_cost (sql/focus/macros.sql).
+-- price_contradicts_cost (sql/normalize/macros.sql).
 WITH priced AS (
     SELECT
         x_SourceFile,

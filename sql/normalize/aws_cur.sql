@@ -1,7 +1,7 @@
 -- AWS Cost and Usage Report (legacy CUR 1 and CUR 2.0 Data Exports) -> FOCUS 1.2 rows.
 -- Input: temp view aws_cur_src with the canonical CUR columns of models/aws_cur.py, plus
 --   tags_json / cost_categories_json (flat JSON objects with final keys), the reader's repairs (src_changes,
---   src_values) and source_file; ref.aws_* tables, ref.units; the macros of sql/focus/macros.sql.
+--   src_values) and source_file; ref.aws_* tables, ref.units; the macros of sql/normalize/macros.sql.
 -- Parameters: $delivery_id, $source_format, $ingested_at.
 -- Amortization follows the CID summary view; RIFee and SavingsPlanRecurringFee rows are split
 -- into the Purchase (billed, EffectiveCost 0) and an Unused commitment row (EffectiveCost = unused)

@@ -121,7 +121,7 @@ priced AS (
 ),
 
 -- a unit price that contradicts its cost (AWS's own FOCUS data: free-tier usage costs 0 at a non-zero rate)
--- follows the cost (the check sql/checks/focus_unit_price_products.sql applies the same macro)
+-- follows the cost (the check sql/gates/checks/focus_unit_price_products.sql applies the same macro)
 repaired AS (
     SELECT
         * EXCLUDE (list_off, contracted_off) REPLACE (

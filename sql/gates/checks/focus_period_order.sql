@@ -1,7 +1,7 @@
 -- Periods are half-open [start, end) and non-empty, billing periods a month long; a charge starts inside its
 -- billing period, or within the month before it (usage monetized late: GCP, OCI), unless it corrects a
 -- previously invoiced period (ChargeClass 'Correction', e.g. GCP adjustments billed later). Usage further out
--- is held for review (sql/gates/usage_outside_period.sql).
+-- is held for review (sql/gates/holds/usage_outside_period.sql).
 SELECT 'ChargePeriodEnd' AS column_name, 'ChargePeriodEnd is not after ChargePeriodStart' AS problem,
     x_SourceFile, x_SourceLineItemId
 FROM focus_rows WHERE ChargePeriodEnd <= ChargePeriodStart

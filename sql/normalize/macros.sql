@@ -13,7 +13,7 @@ CREATE OR REPLACE TEMP MACRO merge_source_values(existing, entries) AS
     nullif(CAST(json_merge_patch(coalesce(existing, '{}'), coalesce(source_values(entries), '{}')) AS VARCHAR), '{}');
 
 -- A cost contradicting its unit price x quantity: relative tolerance 1e-6 for sources that round costs (the
--- check sql/checks/focus_unit_price_products.sql and the FOCUS import's repair use the same rule). Compared in
+-- check sql/gates/checks/focus_unit_price_products.sql and the FOCUS import's repair use the same rule). Compared in
 -- DOUBLE because DECIMAL(38,10) x DECIMAL(38,10) needs 128-bit products per row.
 CREATE OR REPLACE TEMP MACRO price_contradicts_cost(unit_price, quantity, cost) AS
     abs(unit_price::DOUBLE * quantity::DOUBLE - cost::DOUBLE) > greatest(0.000001, abs(cost::DOUBLE) * 0.000001);
