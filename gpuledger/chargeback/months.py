@@ -214,7 +214,5 @@ def _record_adjustments(con: duckdb.DuckDBPyConnection, now: datetime) -> None:
     """Make ``chargeback.adjustments`` the current differences to the issued statements, keeping when each
     unchanged difference was first seen."""
     con.execute("CREATE OR REPLACE TEMP TABLE current_adjustments AS " + load_sql("chargeback/adjustments.sql"))
-    con.execute(load_sql("chargeback/adjustments_drop_stale.sql"))
-    con.execute(load_sql("chargeback/adjustments_update_applies_to.sql"))
-    con.execute(load_sql("chargeback/adjustments_insert_new.sql"), {"now": now})
+    con.execute(load_sql("chargeback/record_adjustments.sql"), {"now": now})
     con.execute("DROP TABLE current_adjustments")
