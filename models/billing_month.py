@@ -51,6 +51,10 @@ class BillingMonth:
         return date(self.year, self.month, 1)
 
     @property
+    def last_day(self) -> date:
+        return self.next().first_day - timedelta(days=1)
+
+    @property
     def start(self) -> datetime:
         """UTC midnight of the 1st."""
         return datetime(self.year, self.month, 1, tzinfo=UTC)
@@ -61,7 +65,16 @@ class BillingMonth:
         return self.next().start
 
     def next(self) -> BillingMonth:
-        return BillingMonth(self.year + self.month // 12, self.month % 12 + 1)
+        return self.shifted(1)
 
     def previous(self) -> BillingMonth:
-        return BillingMonth(self.year - (self.month == 1), (self.month - 2) % 12 + 1)
+        return self.shifted(-1)
+
+    def shifted(self, months: int) -> BillingMonth:
+        """The month ``months`` later (earlier when negative)."""
+        index = self.year * 12 + self.month - 1 + months
+        return BillingMonth(index // 12, index % 12 + 1)
+
+    def months_until(self, later: BillingMonth) -> int:
+        """How many months ``later`` is after this one (negative when it is before)."""
+        return (later.year - self.year) * 12 + later.month - self.month

@@ -36,7 +36,6 @@ and urllib3's debug lines (which print the request line) are redacted while link
 
 from __future__ import annotations
 
-import calendar
 import hashlib
 import ipaddress
 import json
@@ -82,6 +81,7 @@ from connectors.azure.exports import RunManifest, blob_path
 from connectors.azure.sync import CREDENTIAL_CHAIN, AzureExportConfig, sync_azure_export
 from connectors.ledger import SyncResult, TransferLimits, atomic_file, now_utc, record_delivery
 from connectors.progress import transfer
+from models.billing_month import BillingMonth
 from models.errors import InputError, RemoteError
 from models.formats import FORMATS
 from models.landing import LedgerEntry, LedgerFile, read_ledger
@@ -107,7 +107,6 @@ MAX_MONTHS_BACK = 12
 """The Cost Details API serves the last 13 months: the current one and 12 before it."""
 _FAILED_RUNS = {"failed", "timeout", "datanotavailable", "newdatanotavailable"}
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-_MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
 _STORAGE_ACCOUNT_ID = re.compile(r"/providers/microsoft\.storage/storageaccounts/([^/]+)", re.IGNORECASE)
 _TRANSFER_ERRORS = (ServiceResponseError, IncompleteReadError, DecodeError)
 
@@ -428,10 +427,10 @@ def _run_export(
     client: CostManagementClient, scope: str, export_name: str, month: str, arm: ArmSettings, where: str
 ) -> None:
     """Run the export for ``month`` now and wait for ARM to report the new run Completed."""
-    index = _month_index(month, where)
+    billing_month = _billing_month(month, where)
     scope_path = _scope_path(scope)
     before = {_run_key(run) for run in client.exports.get_execution_history(scope_path, export_name).value or []}
-    start, end = _month_days(index)
+    start, end = billing_month.first_day, billing_month.last_day
     period = ExportTimePeriod(
         from_property=datetime(start.year, start.month, start.day, tzinfo=UTC),
         to=datetime(end.year, end.month, end.day, tzinfo=UTC),
@@ -497,25 +496,27 @@ def sync_cost_details(
     """Generate and land the cost details of every recent month (or only ``month``) for each metric of the format."""
     where = f"Azure cost details {config.name!r} at {config.scope.strip('/')}"
     today = today or datetime.now(UTC).date()
-    current = today.year * 12 + today.month - 1
-    indexes = [_month_index(month, where)] if month else list(range(current - config.months_back, current + 1))
-    for index in indexes:  # refused before any call: the API would answer 400 after a long wait
-        if index > current:
-            raise InputError(where, f"{_month_name(index)} has not started yet", column="month")
-        if current - index > MAX_MONTHS_BACK:
-            oldest = _month_name(current - MAX_MONTHS_BACK)
-            message = f"{_month_name(index)} is older than the Cost Details API serves (13 months: {oldest} onwards)"
+    current = BillingMonth.of_day(today)
+    months = (
+        [_billing_month(month, where)] if month else [current.shifted(-k) for k in range(config.months_back, -1, -1)]
+    )
+    for billing_month in months:  # refused before any call: the API would answer 400 after a long wait
+        if billing_month > current:
+            raise InputError(where, f"{billing_month} has not started yet", column="month")
+        if billing_month.months_until(current) > MAX_MONTHS_BACK:
+            oldest = current.shifted(-MAX_MONTHS_BACK)
+            message = f"{billing_month} is older than the Cost Details API serves (13 months: {oldest} onwards)"
             raise InputError(where, message, column="month")
     entries = read_ledger(landing_dir)
     pulled: list[LedgerEntry] = []
     unchanged: list[str] = []
     with _arm_errors(where, config.arm), _client(config.arm, credential) as client:
-        for index in indexes:
+        for billing_month in months:
             for metric in metrics_of(config.source_format):
-                report = _generate(client, config, metric, index, today, where)
-                entry = _land_report(config, landing_dir, metric, index, report, entries, where)
+                report = _generate(client, config, metric, billing_month, today, where)
+                entry = _land_report(config, landing_dir, metric, billing_month, report, entries, where)
                 if entry is None:
-                    unchanged.append(f"{metric} {_range_name(index)}")
+                    unchanged.append(f"{metric} {_range_name(billing_month)}")
                     continue
                 record_delivery(landing_dir, entry)
                 entries.append(entry)
@@ -524,9 +525,14 @@ def sync_cost_details(
 
 
 def _generate(
-    client: CostManagementClient, config: CostDetailsConfig, metric: str, index: int, today: date, where: str
+    client: CostManagementClient,
+    config: CostDetailsConfig,
+    metric: str,
+    billing_month: BillingMonth,
+    today: date,
+    where: str,
 ) -> CostDetailsOperationResults:
-    start, end = _month_days(index)
+    start, end = billing_month.first_day, billing_month.last_day
     request = GenerateCostDetailsReportRequestDefinition(
         metric=metric, time_period=CostDetailsTimePeriod(start=start.isoformat(), end=min(end, today).isoformat())
     )
@@ -535,13 +541,13 @@ def _generate(
     )
     poller.wait(config.arm.max_wait)
     if not poller.done():
-        raise RemoteError(f"{where}: the {metric} report for {_month_name(index)} was not ready within"
+        raise RemoteError(f"{where}: the {metric} report for {billing_month} was not ready within"
                           f" {config.arm.max_wait:g} s; sync later")  # fmt: skip
     report = poller.result()
     status = _text(report.status) or "without a status"
     if status.lower() != "completed":
         detail = _error_detail(report.error)
-        raise RemoteError(f"{where}: the {metric} report for {_month_name(index)} ended {status}{detail}")
+        raise RemoteError(f"{where}: the {metric} report for {billing_month} ended {status}{detail}")
     return report
 
 
@@ -549,7 +555,7 @@ def _land_report(
     config: CostDetailsConfig,
     landing_dir: Path,
     metric: str,
-    index: int,
+    billing_month: BillingMonth,
     report: CostDetailsOperationResults,
     entries: list[LedgerEntry],
     where: str,
@@ -569,7 +575,7 @@ def _land_report(
             message = f"{_public(blob.blob_link)} has {blob.byte_count} bytes, more than max_file_bytes"
             raise InputError(where, f"{message}={config.max_file_bytes}")
     export = f"{COST_DETAILS_FOLDER}/{metric}"
-    range_name = _range_name(index)
+    range_name = _range_name(billing_month)
     if not blobs:  # nothing was charged at the scope in the period: no run to land
         log.info("%s %s %s: the report has no blobs, nothing landed", where, metric, range_name)
         return None
@@ -584,13 +590,13 @@ def _land_report(
             for number, blob in enumerate(blobs, start=1):
                 name = f"{export}/{range_name}/{run_id}/part_0_{number:04d}{suffix}"
                 files.append(_download(config, str(blob.blob_link), blob.byte_count, landing_dir, name, where))
-        previous = _landed(entries, config.name, export, _month_name(index), landing_dir)
+        previous = _landed(entries, config.name, export, str(billing_month), landing_dir)
         if previous is not None and sorted(f.md5 for f in previous.files) == sorted(f.md5 for f in files):
             log.info("%s %s %s: the regenerated report equals landed run %s", where, metric, range_name,
                      previous.version)  # fmt: skip
             _remove_run(run_folder)
             return None
-        data = _manifest(config, metric, index, run_id, report, files)
+        data = _manifest(config, metric, billing_month, run_id, report, files)
         with atomic_file(run_folder / "manifest.json") as out:  # last: the run counts once its parts are there
             out.write(data)
     except BaseException:
@@ -601,7 +607,7 @@ def _land_report(
         provider=PROVIDER,
         source=config.name,
         export=export,
-        billing_period=_month_name(index),
+        billing_period=str(billing_month),
         version=run_id,
         manifest=f"{export}/{range_name}/{run_id}/manifest.json",
         manifest_etag=hashlib.md5(data, usedforsecurity=False).hexdigest(),
@@ -625,13 +631,13 @@ def _landed(entries: list[LedgerEntry], source: str, export: str, period: str, l
 def _manifest(
     config: CostDetailsConfig,
     metric: str,
-    index: int,
+    billing_month: BillingMonth,
     run_id: str,
     report: CostDetailsOperationResults,
     files: list[LedgerFile],
 ) -> bytes:
     """A manifest in the improved exports' format (connectors.azure.exports parses it) for a landed report."""
-    start, end = _month_days(index)
+    start, end = billing_month.first_day, billing_month.last_day
     manifest = report.manifest
     document: dict[str, Any] = {
         "exportConfig": {
@@ -837,23 +843,13 @@ def _scope_path(scope: str) -> str:
     return scope.strip("/")
 
 
-def _month_index(month: str, where: str) -> int:
-    match = _MONTH.match(month)
-    if match is None:
-        raise InputError(where, f"month {month!r} is not YYYY-MM", column="month")
-    return int(match.group(1)) * 12 + int(match.group(2)) - 1
+def _billing_month(month: str, where: str) -> BillingMonth:
+    try:
+        return BillingMonth.parse(month)
+    except ValueError:
+        raise InputError(where, f"month {month!r} is not YYYY-MM", column="month") from None
 
 
-def _month_name(index: int) -> str:
-    return f"{index // 12:04d}-{index % 12 + 1:02d}"
-
-
-def _month_days(index: int) -> tuple[date, date]:
-    year, month = index // 12, index % 12 + 1
-    return date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1])
-
-
-def _range_name(index: int) -> str:
+def _range_name(month: BillingMonth) -> str:
     """The date-range folder of a whole month, inclusive end as Azure writes it (``20261101-20261130``)."""
-    start, end = _month_days(index)
-    return f"{start:%Y%m%d}-{end:%Y%m%d}"
+    return f"{month.first_day:%Y%m%d}-{month.last_day:%Y%m%d}"

@@ -59,6 +59,7 @@ from connectors.gcp.billing import BillingClients, BillingLookups, land_lookups
 from connectors.gcp.exports import EXPORT_TABLE_NAME, discover_table
 from connectors.ledger import SyncResult, atomic_file, now_utc, record_delivery
 from connectors.progress import transfer
+from models.billing_month import BillingMonth
 from models.errors import InputError, RemoteError
 from models.gcp import BQ_ARRAYS, BQ_FIELDS, BQ_KEY_VALUE_LISTS, BQ_OBJECTS, GCP_INVOICE_TIME_ZONE
 from models.landing import LedgerEntry, LedgerFile, read_ledger
@@ -214,12 +215,10 @@ def _invoice_month(config: GcpExportConfig, month: str) -> str:
 def _since(config: GcpExportConfig, wanted: str | None, now: dt.datetime) -> dt.date:
     """First day of the month ``months_back`` before the requested, or the current US/Pacific, invoice month."""
     if wanted is not None:
-        year, month = int(wanted[:4]), int(wanted[4:])
+        invoice_month = BillingMonth(int(wanted[:4]), int(wanted[4:]))
     else:
-        local = now.astimezone(ZoneInfo(GCP_INVOICE_TIME_ZONE))
-        year, month = local.year, local.month
-    index = year * 12 + month - 1 - config.months_back
-    return dt.date(index // 12, index % 12 + 1, 1)
+        invoice_month = BillingMonth.of_day(now.astimezone(ZoneInfo(GCP_INVOICE_TIME_ZONE)).date())
+    return invoice_month.shifted(-config.months_back).first_day
 
 
 def _default_client(config: GcpExportConfig) -> bigquery.Client:

@@ -68,7 +68,7 @@ def build_statement(
     focus = _rows(con, "reports/focus_totals.sql", params)
     rates = _rows(con, "reports/rates.sql", params)
 
-    previous_month = f"{start.year - (start.month == 1)}-{(start.month - 2) % 12 + 1:02d}"
+    previous_month = str(BillingMonth.parse(month).previous())
     # which figures of the month before the change compares with: its latest statement version, or today's (None)
     previous_statement = con.execute(
         "SELECT max(version) FROM chargeback.statements WHERE billing_month = CAST($month - INTERVAL 1 MONTH AS DATE)",

@@ -14,7 +14,8 @@ from tests.fixtures.paths import REPO
 
 # Spellings of the billing-month window or of month arithmetic done by hand.
 HAND_MADE = re.compile(
-    r"INTERVAL '?1[24] ?HOURS?'?|hours=1[24]\b|\.month % 12|month // 12|%Y-%m-01|strptime\([^)]*%Y-%m\"\)",
+    r"INTERVAL '?1[24] ?HOURS?'?|hours=1[24]\b|\* 12 \+|\.month % 12|month // 12|\) % 12|monthrange|%Y-%m-01"
+    r"|strptime\([^)]*%Y-%m\"\)",
     re.IGNORECASE,
 )
 THE_RULE = {"models/billing_month.py", "sql/normalize/billing_month.sql"}
