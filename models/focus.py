@@ -14,9 +14,6 @@ from enum import StrEnum
 
 FOCUS_VERSION = "1.2"
 
-# YYYY-MM of a row's billing month, through the one macro (sql/normalize/billing_month.sql; models/billing_month.py).
-BILLING_MONTH_SQL = "strftime(billing_month(BillingPeriodStart), '%Y-%m')"
-
 
 class FocusType(StrEnum):
     """FOCUS data types and the DuckDB type each is stored as."""

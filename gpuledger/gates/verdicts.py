@@ -39,13 +39,10 @@ def delivery_verdict(con: duckdb.DuckDBPyConnection, delivery_id: str) -> Delive
 
 def month_failures(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[tuple[object, ...]]]:
     """The first offending rows of each month audit that fails for billing month ``YYYY-MM``."""
-    billing_month = BillingMonth.parse(month)
-    params = {"period_start": billing_month.start, "billing_month": billing_month.first_day}
+    params = {"billing_month": BillingMonth.parse(month).first_day}
     failures = {}
     for path in sql_files(AUDITS_FOLDER):
-        sql = path.read_text(encoding="utf-8")
-        # DuckDB rejects unused named parameters: bind those the audit names
-        bad = con.execute(sql, {k: v for k, v in params.items() if f"${k}" in sql}).fetchmany(5)
+        bad = con.execute(path.read_text(encoding="utf-8"), params).fetchmany(5)
         if bad:
             failures[path.stem] = bad
     return failures

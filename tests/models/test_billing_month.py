@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import re
-import subprocess
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from gpuledger.warehouse.database import connect
 from models.billing_month import BillingMonth
-from tests.fixtures.paths import REPO
+from tests.fixtures.paths import REPO, tracked_files
 
 # Spellings of the billing-month window or of month arithmetic done by hand.
 HAND_MADE = re.compile(
@@ -22,10 +21,7 @@ THE_RULE = {"models/billing_month.py", "sql/normalize/billing_month.sql"}
 
 
 def test_the_window_is_spelled_only_where_the_rule_lives() -> None:
-    tracked = subprocess.check_output(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "*.py", "*.sql"], cwd=REPO, text=True
-    ).split()
-    product = [p for p in tracked if not p.startswith(("tests/", "bench/", "tools/"))]
+    product = [p for p in tracked_files("*.py", "*.sql") if not p.startswith(("tests/", "bench/", "tools/"))]
     spelled = {p for p in product if HAND_MADE.search((REPO / p).read_text(encoding="utf-8"))}
     assert spelled == THE_RULE, sorted(spelled ^ THE_RULE)
 

@@ -4,13 +4,12 @@ gpuledger.normalize.formats how files become FOCUS rows; nothing else lists them
 from __future__ import annotations
 
 import ast
-import subprocess
 from typing import get_args
 
 from gpuledger.normalize.formats import FORMAT_MODELS
 from models.formats import FORMATS, PROVIDERS, Layout
 from pipelines import deliveries
-from tests.fixtures.paths import REPO
+from tests.fixtures.paths import REPO, tracked_files
 
 REGISTRIES = {"models/formats.py", "gpuledger/normalize/formats.py"}
 
@@ -30,11 +29,8 @@ def test_every_layout_has_a_discovery() -> None:
 
 
 def test_no_other_module_lists_the_formats() -> None:
-    tracked = subprocess.check_output(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "*.py"], cwd=REPO
-    )
     product = [
-        p for p in tracked.decode().split() if p.split("/")[0] in {"models", "connectors", "gpuledger", "pipelines"}
+        p for p in tracked_files("*.py") if p.split("/")[0] in {"models", "connectors", "gpuledger", "pipelines"}
     ]
     listings = []
     for path in sorted(set(product) - REGISTRIES):
