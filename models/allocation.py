@@ -15,13 +15,17 @@ from models.aws import AWS_PROVIDER_NAME
 from models.azure import AZURE_PROVIDER_NAME
 from models.errors import InputError
 from models.gcp import GCP_PROVIDER_NAME
-from models.telemetry import DEFAULT_IDLE_THRESHOLD
+from models.telemetry import DEFAULT_IDLE_THRESHOLD, DEFAULT_PRICING_METRICS
 
 CATEGORIES = ("run", "idle", "checkpoint_storage", "egress", "other")
-IDLE_KINDS = ("allocated", "unallocated")
+IDLE_KINDS = ("allocated", "underutilized", "unallocated", "unused_commitment")
+"""Why idle money was idle: held and inactive; active below saturation; held by no job; a commitment unused."""
 IDLE_POLICIES = ("owner", "share")
+PRICING_MODES = ("activity", "active-time")
+"""``activity``: run = held GPU-time x measured activity; ``active-time``: run = held time above the idle
+threshold (OpenCost-style allocation semantics)."""
 UNALLOCATED_TEAM = "unallocated"
-METHOD_ID = "gpuledger-split-v1"
+METHOD_ID = "gpuledger-split-v2"
 """AllocatedMethodId of every split row (FOCUS 1.3 naming); bump when the method changes."""
 
 # Usage types (FOCUS x_UsageType) that move data out of a resource: internet, cross-region, cross-zone.
@@ -51,6 +55,8 @@ class NodeMapping:
     cluster: str
     node: str
     resource_id: str
+    pool: str | None = None
+    """Idle-sharing pool of the node (``idle_policy = "share"``); its cluster when not set."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +64,20 @@ class AllocationConfig:
     idle_threshold: float = DEFAULT_IDLE_THRESHOLD
     """Utilization ratio (0..1) at or below which an allocated GPU counts as idle."""
     idle_policy: str = "owner"
-    """``owner``: unallocated idle stays with the resource's team; ``share``: spread over teams by GPU-hours."""
+    """``owner``: unallocated idle stays with the resource's team; ``share``: spread over the teams by their
+    GPU-hours in the resource's pool (its nodes' configured pool, else their cluster)."""
+    pricing: str = "activity"
+    """One of PRICING_MODES: how held GPU-time is divided into run and idle."""
+    pricing_metrics: tuple[str, ...] = DEFAULT_PRICING_METRICS
+    """Activity metrics that may price run time, preferred first; the one used is recorded per row."""
+    group_by_name: bool = False
+    """Jobs without a scheduler-given run group form run groups by job name (off: each requeue chain is a run)."""
+    session_partitions: tuple[str, ...] = ("interactive",)
+    """Slurm partitions whose jobs are interactive sessions, not runs."""
+    session_qos: tuple[str, ...] = ()
+    """Slurm QOS values whose jobs are interactive sessions."""
+    session_names: tuple[str, ...] = ("jupyter*", "notebook*")
+    """Job-name patterns (``*`` any text) of interactive sessions (notebook pods, ``srun --pty`` shells)."""
     sample_interval_seconds: float = 60.0
     """Seconds one utilization sample stands for (the scrape or query step)."""
     team_tag_keys: tuple[str, ...] = ("team",)
@@ -76,7 +95,8 @@ class AllocationConfig:
 
 
 _SECTION_KEYS = {
-    "allocation": {"idle_threshold", "idle_policy", "sample_interval_seconds"},
+    "allocation": {"idle_threshold", "idle_policy", "sample_interval_seconds", "pricing", "pricing_metrics"},
+    "runs": {"group_by_name", "session_partitions", "session_qos", "session_names"},
     "teams": {"tag_keys", "accounts", "job_accounts"},
     "checkpoints": {"resources", "tags"},
 }
@@ -91,17 +111,29 @@ def parse_allocation(path: Path, data: dict[str, Any]) -> AllocationConfig:
         unknown = sorted(set(table) - allowed)
         if unknown:
             raise InputError(path, f"[{section}]: unknown key(s) {unknown}", column=f"{section}.{unknown[0]}")
-    allocation, teams, checkpoints = (data.get(s, {}) for s in _SECTION_KEYS)
+    allocation, runs, teams, checkpoints = (data.get(s, {}) for s in _SECTION_KEYS)
     threshold = _number(path, allocation, "idle_threshold", DEFAULT_IDLE_THRESHOLD, lambda v: 0 <= v < 1, "[0, 1)")
     policy = allocation.get("idle_policy", "owner")
     if policy not in IDLE_POLICIES:
         message = f"idle_policy must be one of {', '.join(IDLE_POLICIES)}"
         raise InputError(path, message, column="allocation.idle_policy")
     interval = _number(path, allocation, "sample_interval_seconds", 60, lambda v: 0 < v <= 3600, "(0, 3600]")
+    pricing = allocation.get("pricing", "activity")
+    if pricing not in PRICING_MODES:
+        raise InputError(path, f"pricing must be one of {', '.join(PRICING_MODES)}", column="allocation.pricing")
+    group_by_name = runs.get("group_by_name", False)
+    if not isinstance(group_by_name, bool):
+        raise InputError(path, "[runs] group_by_name must be true or false", column="runs.group_by_name")
     return AllocationConfig(
         idle_threshold=float(threshold),
         idle_policy=policy,
         sample_interval_seconds=float(interval),
+        pricing=pricing,
+        pricing_metrics=_strings(path, allocation, "pricing_metrics", "allocation", default=DEFAULT_PRICING_METRICS),
+        group_by_name=group_by_name,
+        session_partitions=_strings(path, runs, "session_partitions", "runs", default=("interactive",)),
+        session_qos=_strings(path, runs, "session_qos", "runs", default=()),
+        session_names=_strings(path, runs, "session_names", "runs", default=("jupyter*", "notebook*")),
         team_tag_keys=_strings(path, teams, "tag_keys", "teams", default=("team",)),
         account_teams=_string_map(path, teams, "accounts", "teams"),
         job_account_teams=_string_map(path, teams, "job_accounts", "teams"),
@@ -142,9 +174,16 @@ def _nodes(path: Path, entries: Any) -> tuple[NodeMapping, ...]:
     nodes = []
     for index, entry in enumerate(entries, start=1):
         keys = ("cluster", "node", "resource_id")
-        if not isinstance(entry, dict) or set(entry) != set(keys) or not all(isinstance(entry[k], str) for k in keys):
-            raise InputError(path, f"[[nodes]] #{index} needs exactly string keys {', '.join(keys)}", column="nodes")
-        nodes.append(NodeMapping(entry["cluster"], entry["node"], canonical_resource_id(entry["resource_id"])))
+        valid = (
+            isinstance(entry, dict)
+            and set(keys) <= set(entry) <= {*keys, "pool"}
+            and all(isinstance(v, str) and v for v in entry.values())
+        )
+        if not valid:
+            message = f"[[nodes]] #{index} needs string keys {', '.join(keys)} (and optionally pool)"
+            raise InputError(path, message, column="nodes")
+        resource_id = canonical_resource_id(entry["resource_id"])
+        nodes.append(NodeMapping(entry["cluster"], entry["node"], resource_id, entry.get("pool")))
     if len({(n.cluster, n.node) for n in nodes}) != len(nodes):
         raise InputError(path, "[[nodes]] lists a (cluster, node) twice", column="nodes")
     return tuple(nodes)

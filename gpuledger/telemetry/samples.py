@@ -1,32 +1,61 @@
-"""Aggregation of raw GPU utilization samples into hourly activity, shared by every metrics source."""
+"""Aggregation of raw GPU samples into hourly activity, shared by every metrics source."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from functools import partial
+from dataclasses import dataclass
 
 import duckdb
 import polars as pl
 
 from gpuledger.warehouse.sqlfiles import load_sql
-from models.telemetry import GPU_ACTIVITY_SCHEMA, GPU_SAMPLES_SCHEMA
+from models.telemetry import (
+    DCGM_DRAM_ACTIVE,
+    DCGM_FB_USED,
+    DCGM_SM_ACTIVE,
+    DCGM_TENSOR_ACTIVE,
+    DEFAULT_IDLE_THRESHOLD,
+    DEFAULT_PRICING_METRICS,
+    GPU_ACTIVITY_SCHEMA,
+    GPU_SAMPLES_SCHEMA,
+)
+
+
+@dataclass(frozen=True)
+class SampleAggregation:
+    """How samples become hourly activity."""
+
+    source: str
+    """Telemetry source name recorded on every row."""
+    idle_threshold: float = DEFAULT_IDLE_THRESHOLD
+    """Activity ratio at or below which a sample is inactive."""
+    pricing_metrics: Sequence[str] = DEFAULT_PRICING_METRICS
+    """Activity metrics that may price run time, preferred first."""
 
 
 def aggregate_samples(
     con: duckdb.DuckDBPyConnection,
     samples: pl.DataFrame | duckdb.DuckDBPyRelation,
+    aggregation: SampleAggregation,
     *,
-    idle_threshold: float,
     interval_seconds: float,
-    source: str,
 ) -> pl.DataFrame:
     """Hourly activity (``GPU_ACTIVITY_SCHEMA``) of samples shaped like ``GPU_SAMPLES_SCHEMA``."""
     if isinstance(samples, pl.DataFrame):
         samples = con.from_arrow(samples.select(GPU_SAMPLES_SCHEMA.names()).cast(dict(GPU_SAMPLES_SCHEMA)).to_arrow())
     samples.create_view("gpu_samples", replace=True)
     try:
-        params = {"idle_threshold": idle_threshold, "interval_seconds": interval_seconds, "source": source}
+        params = {
+            "idle_threshold": aggregation.idle_threshold,
+            "interval_seconds": interval_seconds,
+            "pricing_metrics": list(aggregation.pricing_metrics),
+            "source": aggregation.source,
+            "sm_metric": DCGM_SM_ACTIVE,
+            "tensor_metric": DCGM_TENSOR_ACTIVE,
+            "dram_metric": DCGM_DRAM_ACTIVE,
+            "fb_metric": DCGM_FB_USED,
+        }
         frame = con.execute(load_sql("telemetry/gpu_activity.sql"), params).pl()
     finally:
         con.execute("DROP VIEW IF EXISTS gpu_samples")
@@ -34,10 +63,11 @@ def aggregate_samples(
 
 
 @contextmanager
-def sample_aggregator(*, idle_threshold: float, source: str) -> Iterator[Callable[[pl.DataFrame, int], pl.DataFrame]]:
+def sample_aggregator(aggregation: SampleAggregation) -> Iterator[Callable[[pl.DataFrame, int], pl.DataFrame]]:
     """``aggregate_samples`` on a private in-memory connection, for a connector that fetches samples in batches:
     called with a batch and its sampling interval in seconds."""
     with duckdb.connect() as con:
         con.execute("SET TimeZone='UTC'")
-        aggregate = partial(aggregate_samples, con, idle_threshold=idle_threshold, source=source)
-        yield lambda samples, interval_seconds: aggregate(samples, interval_seconds=interval_seconds)
+        yield lambda samples, interval_seconds: aggregate_samples(
+            con, samples, aggregation, interval_seconds=interval_seconds
+        )
