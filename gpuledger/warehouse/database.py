@@ -11,10 +11,11 @@ import duckdb
 
 from gpuledger.warehouse.sqlfiles import load_sql, quote_ident, quote_literal
 from models import aws, azure, focus, gcp, units
-from models.allocation import EGRESS_USAGE_PATTERNS, AllocationConfig
+from models.allocation import CATEGORIES, EGRESS_USAGE_PATTERNS, IDLE_KINDS, AllocationConfig
 from models.currencies import ISO_4217_CODES
 from models.formats import FORMATS
 from models.gpu_catalog import catalog_rows
+from models.telemetry import JOB_OUTCOMES
 
 WAREHOUSE_FILE = "warehouse.duckdb"
 
@@ -231,15 +232,25 @@ def replace_ref_table(
 
 def write_allocation_config(con: duckdb.DuckDBPyConnection, config: AllocationConfig) -> None:
     """The configuration as ``alloc.*`` tables, which the allocation SQL joins."""
-    replace_ref_table(con, "alloc.settings", ("idle_policy",), [(config.idle_policy,)])
+    settings = [(config.idle_policy, config.pricing, str(config.group_by_name).lower())]
+    replace_ref_table(con, "alloc.settings", ("idle_policy", "pricing", "group_by_name"), settings)
+    sessions = [
+        *(("partition", v) for v in config.session_partitions),
+        *(("qos", v) for v in config.session_qos),
+        *(("name", v) for v in config.session_names),
+    ]
+    replace_ref_table(con, "alloc.session_patterns", ("field", "pattern"), sessions)
+    replace_ref_table(con, "alloc.categories", ("category",), [(c,) for c in CATEGORIES])
+    replace_ref_table(con, "alloc.idle_kinds", ("idle_kind",), [(k,) for k in IDLE_KINDS])
+    replace_ref_table(con, "alloc.job_outcomes", ("state", "outcome"), sorted(JOB_OUTCOMES.items()))
     priorities = [(key, f"{i:04d}") for i, key in enumerate(config.team_tag_keys)]
     replace_ref_table(con, "alloc.team_tag_keys", ("tag_key", "priority"), priorities)
     replace_ref_table(con, "alloc.account_teams", ("account_id", "team"), sorted(config.account_teams.items()))
     replace_ref_table(con, "alloc.job_account_teams", ("account", "team"), sorted(config.job_account_teams.items()))
     replace_ref_table(con, "alloc.checkpoint_resources", ("resource_id",), [(r,) for r in config.checkpoint_resources])
     replace_ref_table(con, "alloc.checkpoint_tags", ("tag_key", "tag_value"), sorted(config.checkpoint_tags.items()))
-    nodes = [(n.cluster, n.node, n.resource_id) for n in config.nodes]
-    replace_ref_table(con, "alloc.nodes", ("cluster", "node", "resource_id"), nodes)
+    nodes = [(n.cluster, n.node, n.resource_id, n.pool) for n in config.nodes]
+    replace_ref_table(con, "alloc.nodes", ("cluster", "node", "resource_id", "pool"), nodes)
     replace_ref_table(
         con,
         "alloc.egress_patterns",

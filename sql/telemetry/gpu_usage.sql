@@ -1,12 +1,18 @@
--- gpu.usage for one billing month: GPU-seconds each job held and used per (cluster, node, hour).
--- Parameters: $billing_period_start; $period_start, $period_end: the hours its charges cover (UTC).
--- Allocation comes from the jobs (GPUs spread evenly over their nodes); activity from gpu.activity:
---   * samples labelled with the job (Kubernetes pod, dcgm-exporter hpc_job) are the job's own;
---   * unlabelled samples give the node-hour's active GPU-seconds (scaled up for gaps in sampling), shared
---     by the jobs without labelled samples in proportion to what they held, never above what they held
---     (GPUs no job holds are usually the idle ones);
---   * a job with no samples at all counts as active for its whole allocation (metric 'allocation-only'),
---     as schedulers that report no utilization are priced by allocation.
+-- gpu.usage for one billing month: GPU-seconds each job held, and how they were used, per (cluster, node, hour).
+-- Parameters: $billing_period_start; $period_start, $period_end: the hours its charges cover (UTC); $pricing
+-- ('activity' or 'active-time', models.allocation.PRICING_MODES).
+-- Allocation comes from the jobs: GPUs spread evenly over their nodes, a MIG slice weighted by its compute
+-- share (1g = 1/7 of the GPU). Activity comes from gpu.activity, attributed in this order (attribution column):
+--   * job-label: samples labelled with the job (Kubernetes pod, dcgm-exporter hpc_job) are the job's own;
+--   * gpu-index: unlabelled samples of the GPUs the job held (gpu_ids from the scheduler or a prolog map);
+--   * node-shared: unlabelled samples of the node's other GPUs give the node-hour's activity, shared by the jobs
+--     left in proportion to what they held, never above what they held (GPUs no job holds are usually the idle
+--     ones): ambiguous, so it is flagged and reported as a data-quality figure;
+--   * allocation-only: a job with no samples at all counts as fully used (schedulers without utilization are
+--     priced by allocation, as OpenCost prices them).
+-- Measured ratios (over sampled time) apply to the held time. run_seconds = held x activity ('activity') or the
+-- held time above the idle threshold ('active-time'); underutilized_seconds = active time below saturation
+-- ('activity' only); the rest of the held time is inactive.
 -- A running job's allocation ends at the cluster's last telemetry hour, so reruns give the same rows.
 
 WITH activity AS (
@@ -21,8 +27,12 @@ jobs AS (
     SELECT
         j.cluster,
         j.job_id,
+        coalesce(j.scheduler_job_id, j.job_id) AS scheduler_job_id,
         j.nodes,
         j.gpu_count,
+        j.gpu_ids,
+        -- a MIG slice's share of its GPU: "3g.40gb" is 3 of the 7 compute slices of an A100 or H100
+        coalesce(TRY_CAST(regexp_extract(j.mig_profile, '^([0-9]+)g\.', 1) AS DOUBLE) / 7, 1) AS gpu_share,
         j.start_time,
         least(coalesce(j.end_time, h.horizon, $period_end), $period_end) AS end_time
     FROM gpu.jobs AS j
@@ -34,8 +44,20 @@ jobs AS (
 ),
 
 job_nodes AS (
-    SELECT cluster, job_id, unnest(nodes) AS node, gpu_count / len(nodes) AS gpus_per_node, start_time, end_time
-    FROM jobs
+    SELECT
+        cluster,
+        job_id,
+        scheduler_job_id,
+        node,
+        gpu_count * gpu_share / len(nodes) AS gpus_per_node,
+        -- the GPU indices held on this node, when the scheduler says which
+        list_transform(
+            list_filter(coalesce(gpu_ids, []), lambda g: starts_with(g, node || ':')),
+            lambda g: g[len(node) + 2:]
+        ) AS node_gpus,
+        start_time,
+        end_time
+    FROM (SELECT *, unnest(nodes) AS node FROM jobs)
     WHERE end_time > start_time
 ),
 
@@ -53,48 +75,145 @@ allocated AS (
         node,
         hour,
         job_id,
-        sum(
-            gpus_per_node
-            * (epoch(least(end_time, hour + INTERVAL 1 HOUR)) - epoch(greatest(start_time, hour)))
-        ) AS allocated_seconds
+        scheduler_job_id,
+        node_gpus,
+        gpus_per_node
+        * (epoch(least(end_time, hour + INTERVAL 1 HOUR)) - epoch(greatest(start_time, hour))) AS allocated_seconds
     FROM job_hours
+),
+
+-- jobs whose own samples cover the node-hour
+with_labels AS (
+    SELECT DISTINCT a.cluster, a.node, a.hour, a.job_id
+    FROM allocated AS a
+    JOIN activity AS u ON u.cluster = a.cluster AND u.node = a.node AND u.hour = a.hour
+        AND u.job_id = a.scheduler_job_id AND u.sampled_seconds > 0
+),
+
+-- GPUs some job without its own samples holds by index: their samples are that job's, not the node's to share
+claimed AS (
+    SELECT DISTINCT a.cluster, a.node, a.hour, a.job_id, unnest(a.node_gpus) AS gpu
+    FROM allocated AS a
+    ANTI JOIN with_labels AS w USING (cluster, node, hour, job_id)
+),
+
+-- each activity row with what it measures: a scheduler job id (job-label), a job by index (gpu-index), or the
+-- node-hour's pool of unclaimed GPUs (node-shared, target NULL)
+attributed AS (
+    SELECT u.*, 'job-label' AS attribution, u.job_id AS target
+    FROM activity AS u
+    WHERE u.job_id IS NOT NULL
+    UNION ALL BY NAME
+    SELECT u.*, 'gpu-index' AS attribution, c.job_id AS target
+    FROM activity AS u
+    JOIN claimed AS c USING (cluster, node, hour, gpu)
+    WHERE u.job_id IS NULL
+    UNION ALL BY NAME
+    SELECT u.*, 'node-shared' AS attribution, NULL AS target
+    FROM activity AS u
+    ANTI JOIN claimed AS c USING (cluster, node, hour, gpu)
+    WHERE u.job_id IS NULL
+),
+
+-- usage measures as sums, so that ratios are taken over sampled time
+measures AS (
+    SELECT
+        cluster,
+        node,
+        hour,
+        attribution,
+        target,
+        count(DISTINCT gpu) * 3600 AS pool_seconds,
+        sum(sampled_seconds) AS sampled,
+        sum(active_seconds) AS active,
+        sum(coalesce(busy_seconds, active_seconds)) AS busy,
+        sum(coalesce(active_busy_seconds, active_seconds)) AS active_busy,
+        sum(mean_utilization * sampled_seconds) / nullif(sum(sampled_seconds), 0) AS mean_utilization,
+        max(p95_utilization) AS p95_utilization,
+        sum(sm_active * sampled_seconds) / nullif(sum(sampled_seconds) FILTER (WHERE sm_active IS NOT NULL), 0)
+            AS sm_active,
+        sum(tensor_active * sampled_seconds)
+            / nullif(sum(sampled_seconds) FILTER (WHERE tensor_active IS NOT NULL), 0) AS tensor_active,
+        sum(dram_active * sampled_seconds)
+            / nullif(sum(sampled_seconds) FILTER (WHERE dram_active IS NOT NULL), 0) AS dram_active,
+        max(fb_used_mib) AS fb_used_mib,
+        min(metric) AS metric
+    FROM attributed
+    GROUP BY ALL
+    HAVING sum(sampled_seconds) > 0
+),
+
+-- each job-node-hour's measure: its own samples, else its GPUs', else the node pool's
+chosen AS (
+    SELECT a.*, coalesce(l.attribution, i.attribution, p.attribution, 'allocation-only') AS attribution
+    FROM allocated AS a
+    LEFT JOIN measures AS l ON l.cluster = a.cluster AND l.node = a.node AND l.hour = a.hour
+        AND l.attribution = 'job-label' AND l.target = a.scheduler_job_id
+    LEFT JOIN measures AS i ON i.cluster = a.cluster AND i.node = a.node AND i.hour = a.hour
+        AND i.attribution = 'gpu-index' AND i.target = a.job_id
+    LEFT JOIN measures AS p ON p.cluster = a.cluster AND p.node = a.node AND p.hour = a.hour
+        AND p.attribution = 'node-shared'
+),
+
+-- GPU-seconds held on each node-hour by the jobs the node pool is shared by
+shared_held AS (
+    SELECT cluster, node, hour, sum(allocated_seconds) AS allocated_seconds
+    FROM chosen
+    WHERE attribution = 'node-shared'
     GROUP BY ALL
 ),
 
-labelled AS (
+-- every job-node-hour with the fractions of its held time that were busy, active and active-busy
+measured AS (
+    SELECT
+        c.cluster,
+        c.node,
+        c.hour,
+        c.job_id,
+        c.allocated_seconds,
+        c.attribution,
+        -- the node pool's GPU-seconds are shared over the held time (scaled up for sampling gaps), at most all
+        CASE WHEN c.attribution = 'node-shared' THEN m.pool_seconds / nullif(h.allocated_seconds, 0) ELSE 1 END
+            AS scale,
+        coalesce(m.busy / m.sampled, 1) AS busy_fraction,
+        coalesce(m.active / m.sampled, 1) AS active_fraction,
+        coalesce(m.active_busy / m.sampled, 1) AS active_busy_fraction,
+        m.mean_utilization,
+        m.p95_utilization,
+        m.sm_active,
+        m.tensor_active,
+        m.dram_active,
+        m.fb_used_mib,
+        coalesce(m.metric, 'allocation-only') AS metric
+    FROM chosen AS c
+    LEFT JOIN measures AS m ON m.cluster = c.cluster AND m.node = c.node AND m.hour = c.hour
+        AND m.attribution = c.attribution
+        AND m.target IS NOT DISTINCT FROM CASE c.attribution
+            WHEN 'job-label' THEN c.scheduler_job_id WHEN 'gpu-index' THEN c.job_id END
+    LEFT JOIN shared_held AS h ON h.cluster = c.cluster AND h.node = c.node AND h.hour = c.hour
+        AND c.attribution = 'node-shared'
+),
+
+-- a job's rows of one node-hour summed (a requeued job can hold the same node twice in an hour)
+per_job AS (
     SELECT
         cluster,
         node,
         hour,
         job_id,
-        sum(active_seconds) AS active_seconds,
-        sum(sampled_seconds) AS sampled_seconds,
-        sum(mean_utilization * sampled_seconds) AS utilization_seconds,
+        sum(allocated_seconds) AS allocated_seconds,
+        sum(allocated_seconds * least(1, active_fraction * scale)) AS active_seconds,
+        sum(allocated_seconds * least(1, busy_fraction * scale)) AS busy_seconds,
+        sum(allocated_seconds * least(1, active_busy_fraction * scale, active_fraction * scale)) AS active_busy_seconds,
+        max(attribution) AS attribution,
+        max(mean_utilization) AS mean_utilization,
+        max(p95_utilization) AS p95_utilization,
+        max(sm_active) AS sm_active,
+        max(tensor_active) AS tensor_active,
+        max(dram_active) AS dram_active,
+        max(fb_used_mib) AS fb_used_mib,
         min(metric) AS metric
-    FROM activity
-    WHERE job_id IS NOT NULL
-    GROUP BY ALL
-),
-
-unlabelled AS (
-    SELECT
-        cluster,
-        node,
-        hour,
-        sum(active_seconds) * count(DISTINCT gpu) * 3600 / nullif(sum(sampled_seconds), 0) AS active_gpu_seconds,
-        sum(mean_utilization * sampled_seconds) / nullif(sum(sampled_seconds), 0) AS mean_utilization,
-        min(metric) AS metric
-    FROM activity
-    WHERE job_id IS NULL
-    GROUP BY ALL
-),
-
--- GPU-seconds held on each node-hour by jobs that have no samples of their own
-unlabelled_held AS (
-    SELECT a.cluster, a.node, a.hour, sum(a.allocated_seconds) AS allocated_seconds
-    FROM allocated AS a
-    LEFT JOIN labelled AS l USING (cluster, node, hour, job_id)
-    WHERE l.job_id IS NULL
+    FROM measured
     GROUP BY ALL
 ),
 
@@ -104,33 +223,37 @@ instances AS (
     FROM gpu.activity
     WHERE instance_id IS NOT NULL AND hour < $period_end
     GROUP BY ALL
+),
+
+priced AS (
+    SELECT
+        *,
+        CASE WHEN $pricing = 'active-time' THEN active_seconds ELSE busy_seconds END AS run_seconds,
+        CASE WHEN $pricing = 'active-time' THEN 0 ELSE active_seconds - active_busy_seconds END AS below_saturation
+    FROM per_job
 )
 
 SELECT
     CAST($billing_period_start AS TIMESTAMPTZ) AS billing_period_start,
-    a.cluster,
-    a.node,
-    a.hour,
-    a.job_id,
+    u.cluster,
+    u.node,
+    u.hour,
+    u.job_id,
     coalesce(i.instance_id, n.resource_id) AS resource_id,
-    a.allocated_seconds,
-    least(
-        a.allocated_seconds,
-        CASE
-            WHEN l.job_id IS NOT NULL THEN l.active_seconds
-            WHEN u.active_gpu_seconds IS NOT NULL
-                THEN a.allocated_seconds * least(1, u.active_gpu_seconds / nullif(h.allocated_seconds, 0))
-            ELSE a.allocated_seconds
-        END
-    ) AS active_seconds,
-    CASE
-        WHEN l.job_id IS NOT NULL THEN l.utilization_seconds / nullif(l.sampled_seconds, 0)
-        ELSE u.mean_utilization
-    END AS mean_utilization,
-    coalesce(l.metric, u.metric, 'allocation-only') AS metric
-FROM allocated AS a
-LEFT JOIN labelled AS l USING (cluster, node, hour, job_id)
-LEFT JOIN unlabelled AS u USING (cluster, node, hour)
-LEFT JOIN unlabelled_held AS h USING (cluster, node, hour)
-ASOF LEFT JOIN instances AS i ON i.cluster = a.cluster AND i.node = a.node AND a.hour >= i.hour
-LEFT JOIN alloc.nodes AS n USING (cluster, node)
+    u.allocated_seconds,
+    u.active_seconds,
+    u.busy_seconds,
+    least(u.allocated_seconds, u.run_seconds) AS run_seconds,
+    greatest(0, least(u.allocated_seconds - least(u.allocated_seconds, u.run_seconds), u.below_saturation))
+        AS underutilized_seconds,
+    u.mean_utilization,
+    u.p95_utilization,
+    u.sm_active,
+    u.tensor_active,
+    u.dram_active,
+    u.fb_used_mib,
+    u.metric,
+    u.attribution
+FROM priced AS u
+ASOF LEFT JOIN instances AS i ON i.cluster = u.cluster AND i.node = u.node AND u.hour >= i.hour
+LEFT JOIN alloc.nodes AS n ON n.cluster = u.cluster AND n.node = u.node
