@@ -22,8 +22,8 @@ from models.billing_month import BillingMonth
 from models.config import ReportingConfig
 from models.errors import ReconciliationError
 
-SHOWBACK_TABLES = ("job_costs", "team_month", "idle_by_hour_of_week", "team_month_reporting")
-"""Built in this order (team_month reads job_costs, team_month_reporting reads team_month)."""
+SHOWBACK_TABLES = ("job_costs", "team_month", "user_month", "idle_by_hour_of_week", "team_month_reporting")
+"""Built in this order (team_month and user_month read job_costs, team_month_reporting reads team_month)."""
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ def allocate_month(
             {"start": period_start, "end": period_end, **window_params},
         ).fetchone()
         assert window is not None
-        rebuild_usage(con, period_start, (window[0], window[1]))
+        rebuild_usage(con, period_start, (window[0], window[1]), config.pricing)
         con.execute(
             "DELETE FROM allocation.cost_split WHERE billing_month(BillingPeriodStart) = $billing_month",
             window_params,

@@ -28,6 +28,7 @@ WITH charges AS (
         CommitmentDiscountStatus,
         ConsumedQuantity,
         ConsumedUnit,
+        SkuPriceDetails,
         BilledCost,
         EffectiveCost
     FROM focus.costs
@@ -35,7 +36,8 @@ WITH charges AS (
 ),
 
 jobs AS (
-    SELECT j.cluster, j.job_id, coalesce(m.team, j.account, 'unallocated') AS team, j.checkpoint_uri, j.start_time
+    SELECT
+        j.cluster, j.job_id, coalesce(m.team, j.account, 'unallocated') AS team, j.checkpoint_uri, j.start_time
     FROM gpu.jobs AS j
     LEFT JOIN alloc.job_account_teams AS m ON m.account = j.account
 ),
@@ -66,18 +68,27 @@ owned AS (
     LEFT JOIN alloc.account_teams AS a ON a.account_id = t.SubAccountId
 ),
 
+-- GPUs per instance: the catalog's, else the provider's own SkuPriceDetails GpuCount (a FOCUS-defined key)
+sized AS (
+    SELECT
+        o.*,
+        nullif(greatest(coalesce(c.gpu_count, TRY_CAST(o.SkuPriceDetails->>'GpuCount' AS INTEGER)), 0), 0) AS gpu_count
+    FROM owned AS o
+    LEFT JOIN ref.gpu_instances AS c ON c.provider = o.ProviderName AND c.instance_type = o.x_InstanceType
+),
+
 classified AS (
     SELECT
         o.*,
-        g.gpu_count,
         CASE
+            -- a commitment paid for and not used is idle the bill itself reports
+            WHEN o.CommitmentDiscountStatus = 'Unused' THEN 'unused_commitment'
             -- egress first: GCP bills an instance's egress under the instance's own ResourceId
             WHEN o.x_UsageType IS NOT NULL AND EXISTS (
                 SELECT 1 FROM alloc.egress_patterns AS p
                 WHERE p.provider = o.ProviderName AND o.x_UsageType LIKE p.pattern
             ) THEN 'egress'
-            WHEN g.gpu_count IS NOT NULL AND o.ResourceId IS NOT NULL
-                AND o.CommitmentDiscountStatus IS DISTINCT FROM 'Unused' THEN 'gpu'
+            WHEN o.gpu_count IS NOT NULL AND o.ResourceId IS NOT NULL THEN 'gpu'
             WHEN o.ServiceCategory = 'Storage' AND (
                 storage_name(o.ResourceId) IN (SELECT storage_name(resource_id) FROM alloc.checkpoint_resources)
                 OR EXISTS (SELECT 1 FROM alloc.checkpoint_tags AS t WHERE o.Tags->>t.tag_key = t.tag_value)
@@ -86,8 +97,7 @@ classified AS (
         END AS kind,
         -- GPU-hours are counted once per resource-hour: not on negations, credits or corrections
         o.ChargeCategory = 'Usage' AND o.ChargeClass IS NULL AND o.BilledCost >= 0 AS counts_gpu_hours
-    FROM owned AS o
-    LEFT JOIN ref.gpu_instances AS g ON g.provider = o.ProviderName AND g.instance_type = o.x_InstanceType
+    FROM sized AS o
 ),
 
 -- GPU resources: capacity in milli-GPU-seconds, and each hour of the charge to meet the telemetry
@@ -122,8 +132,11 @@ job_usage AS (
         u.cluster,
         u.job_id,
         sum(CAST(round(u.allocated_seconds * 1000) AS BIGINT)) AS allocated_ms,
-        sum(CAST(round(u.active_seconds * 1000) AS BIGINT)) AS active_ms,
-        min(u.metric) AS metric
+        sum(CAST(round(u.run_seconds * 1000) AS BIGINT)) AS run_ms,
+        sum(CAST(round(u.underutilized_seconds * 1000) AS BIGINT)) AS underutilized_ms,
+        min(u.metric) AS metric,
+        -- 'node-shared' sorts last: a charge priced node-shared in any hour says so
+        max(u.attribution) AS attribution
     FROM charge_hours AS h
     JOIN usage AS u ON u.resource_id = h.ResourceId AND u.hour = h.hour
     GROUP BY ALL
@@ -136,18 +149,29 @@ gpu_totals AS (
     GROUP BY ALL
 ),
 
+-- a job's held GPU-time: run, active below saturation, and held inactive (the rest, so the three add up)
+job_time AS (
+    SELECT u.charge_key, j.team, u.cluster, u.job_id, u.metric, u.attribution,
+        least(u.run_ms, u.allocated_ms) AS run_ms,
+        least(u.underutilized_ms, u.allocated_ms - least(u.run_ms, u.allocated_ms)) AS underutilized_ms,
+        u.allocated_ms
+    FROM job_usage AS u
+    JOIN gpu_charges USING (charge_key)
+    JOIN jobs AS j USING (cluster, job_id)
+),
+
 gpu_pieces AS (
-    SELECT u.charge_key, 'run' AS category, NULL AS idle_kind, j.team, u.cluster, u.job_id,
-        u.active_ms AS weight, u.active_ms AS gpu_ms, 'gpu-seconds' AS basis, u.metric
-    FROM job_usage AS u
-    JOIN gpu_charges USING (charge_key)
-    JOIN jobs AS j USING (cluster, job_id)
+    SELECT charge_key, 'run' AS category, NULL AS idle_kind, team, cluster, job_id,
+        run_ms AS weight, run_ms AS gpu_ms, attribution AS basis, metric
+    FROM job_time
     UNION ALL
-    SELECT u.charge_key, 'idle', 'allocated', j.team, u.cluster, u.job_id,
-        u.allocated_ms - u.active_ms, u.allocated_ms - u.active_ms, 'gpu-seconds', u.metric
-    FROM job_usage AS u
-    JOIN gpu_charges USING (charge_key)
-    JOIN jobs AS j USING (cluster, job_id)
+    SELECT charge_key, 'idle', 'underutilized', team, cluster, job_id,
+        underutilized_ms, underutilized_ms, attribution, metric
+    FROM job_time
+    UNION ALL
+    SELECT charge_key, 'idle', 'allocated', team, cluster, job_id,
+        allocated_ms - run_ms - underutilized_ms, allocated_ms - run_ms - underutilized_ms, attribution, metric
+    FROM job_time
     UNION ALL
     -- capacity no job held; a charge without telemetry is all unallocated idle
     SELECT t.charge_key, 'idle', 'unallocated', c.owner_team, NULL, NULL,
@@ -159,33 +183,45 @@ gpu_pieces AS (
     JOIN classified AS c USING (charge_key)
 ),
 
--- checkpoint storage: stored bytes per job in the newest inventory before the charge period ends
+-- checkpoint storage: byte-hours per job between the inventory snapshots that cover the charge period (the
+-- newest snapshot at or before its start, and each one taken within it)
 checkpoint_snapshots AS (
-    SELECT c.charge_key, c.ResourceId, max(b.as_of) AS as_of
+    SELECT DISTINCT c.charge_key, c.ChargePeriodStart, c.ChargePeriodEnd, storage_name(b.uri) AS store, b.as_of
     FROM classified AS c
-    JOIN gpu.checkpoint_bytes AS b
-        ON storage_name(b.uri) = storage_name(c.ResourceId) AND b.as_of < c.ChargePeriodEnd
+    JOIN gpu.checkpoint_bytes AS b ON storage_name(b.uri) = storage_name(c.ResourceId) AND b.as_of < c.ChargePeriodEnd
     WHERE c.kind = 'checkpoint_storage'
-    GROUP BY ALL
+),
+
+checkpoint_windows AS (
+    SELECT
+        charge_key,
+        store,
+        as_of,
+        epoch(coalesce(lead(as_of) OVER (PARTITION BY charge_key ORDER BY as_of), ChargePeriodEnd))
+            - epoch(greatest(as_of, ChargePeriodStart)) AS seconds
+    FROM checkpoint_snapshots
+    QUALIFY seconds > 0
 ),
 
 checkpoint_objects AS (
-    SELECT s.charge_key, b.uri, b.bytes, s.as_of
-    FROM checkpoint_snapshots AS s
-    JOIN gpu.checkpoint_bytes AS b ON storage_name(b.uri) = storage_name(s.ResourceId) AND b.as_of = s.as_of
+    SELECT w.charge_key, b.uri, b.as_of, CAST(b.bytes AS HUGEINT) * CAST(round(w.seconds) AS HUGEINT) // 3600 AS byte_hours
+    FROM checkpoint_windows AS w
+    JOIN gpu.checkpoint_bytes AS b ON storage_name(b.uri) = w.store AND b.as_of = w.as_of
     -- empty objects (folder markers) weigh nothing; a snapshot of only those leaves the charge to its owner
     WHERE b.bytes > 0
 ),
 
--- bytes under a job's checkpoint_uri belong to the newest job writing there (restarts resume in place)
+-- bytes under a job's checkpoint_uri belong to the job with the most specific matching prefix, the newest of
+-- those when several write there (restarts resume in place)
 checkpoint_owners AS (
     SELECT
         o.charge_key,
         o.uri,
-        o.bytes,
-        arg_max(j.job_id, (j.start_time, j.cluster, j.job_id)) AS job_id,
-        arg_max(j.cluster, (j.start_time, j.cluster, j.job_id)) AS cluster,
-        arg_max(j.team, (j.start_time, j.cluster, j.job_id)) AS team
+        o.as_of,
+        o.byte_hours,
+        arg_max(j.job_id, (len(j.checkpoint_uri), j.start_time, j.cluster, j.job_id)) AS job_id,
+        arg_max(j.cluster, (len(j.checkpoint_uri), j.start_time, j.cluster, j.job_id)) AS cluster,
+        arg_max(j.team, (len(j.checkpoint_uri), j.start_time, j.cluster, j.job_id)) AS team
     FROM checkpoint_objects AS o
     LEFT JOIN jobs AS j ON starts_with(o.uri, j.checkpoint_uri) AND j.start_time <= o.as_of
     GROUP BY ALL
@@ -194,8 +230,8 @@ checkpoint_owners AS (
 checkpoint_pieces AS (
     SELECT o.charge_key, 'checkpoint_storage' AS category, NULL AS idle_kind,
         coalesce(o.team, c.owner_team) AS team, o.cluster, o.job_id,
-        sum(o.bytes) AS weight, 0 AS gpu_ms,
-        CASE WHEN o.job_id IS NULL THEN c.owner_basis ELSE 'stored-bytes' END AS basis, NULL AS metric
+        sum(o.byte_hours) AS weight, 0 AS gpu_ms,
+        CASE WHEN o.job_id IS NULL THEN c.owner_basis ELSE 'stored-byte-hours' END AS basis, NULL AS metric
     FROM checkpoint_owners AS o
     JOIN classified AS c USING (charge_key)
     GROUP BY ALL
@@ -241,9 +277,13 @@ measured_pieces AS (
     WHERE weight > 0
 ),
 
--- everything else, and checkpoint or egress charges without telemetry: whole, to the owner
+-- everything else, and checkpoint or egress charges without telemetry: whole, to the owner (an unused
+-- commitment as its owner's idle)
 owner_pieces AS (
-    SELECT c.charge_key, c.kind AS category, NULL AS idle_kind, c.owner_team AS team, NULL AS cluster,
+    SELECT c.charge_key,
+        CASE c.kind WHEN 'unused_commitment' THEN 'idle' ELSE c.kind END AS category,
+        CASE c.kind WHEN 'unused_commitment' THEN 'unused_commitment' END AS idle_kind,
+        c.owner_team AS team, NULL AS cluster,
         NULL AS job_id, 1 AS weight, 0 AS gpu_ms, c.owner_basis AS basis, NULL AS metric
     FROM classified AS c
     WHERE c.charge_key NOT IN (SELECT charge_key FROM measured_pieces)
@@ -289,6 +329,7 @@ split AS (
         split_amount(c.BilledCost, w.cum_weight, w.weight, w.total_weight) AS BilledCost,
         split_amount(c.EffectiveCost, w.cum_weight, w.weight, w.total_weight) AS EffectiveCost,
         CASE WHEN c.counts_gpu_hours THEN w.gpu_ms / 3600000.0 ELSE 0 END AS gpu_hours,
+        w.gpu_ms,
         w.weight,
         w.total_weight,
         w.basis,
@@ -298,26 +339,39 @@ split AS (
     JOIN classified AS c USING (charge_key)
 ),
 
--- idle_policy = 'share': unallocated GPU idle goes to the teams by their GPU-hours this month
-team_gpu AS (
-    SELECT j.team, CAST(round(sum(u.allocated_seconds) * 1000) AS BIGINT) AS weight
+-- idle_policy = 'share': unallocated GPU idle goes to the teams by their GPU-hours this month in the pool that
+-- idled (its nodes' configured pool, else their cluster); a resource no job ever ran on stays with its owner
+node_pools AS (
+    SELECT DISTINCT u.cluster, u.node, u.resource_id, coalesce(n.pool, u.cluster) AS pool
     FROM usage AS u
+    LEFT JOIN alloc.nodes AS n USING (cluster, node)
+),
+
+resource_pools AS (
+    SELECT resource_id, min(pool) AS pool FROM node_pools WHERE resource_id IS NOT NULL GROUP BY ALL
+),
+
+team_gpu AS (
+    SELECT p.pool, j.team, CAST(round(sum(u.allocated_seconds) * 1000) AS BIGINT) AS weight
+    FROM usage AS u
+    JOIN node_pools AS p USING (cluster, node)
     JOIN jobs AS j USING (cluster, job_id)
     GROUP BY ALL
     HAVING sum(u.allocated_seconds) > 0
 ),
 
 to_share AS (
-    SELECT s.*
+    SELECT s.*, r.pool
     FROM split AS s
+    JOIN resource_pools AS r ON r.resource_id = s.ResourceId
     WHERE s.category = 'idle' AND s.idle_kind = 'unallocated'
       AND (SELECT idle_policy FROM alloc.settings) = 'share'
-      AND EXISTS (SELECT 1 FROM team_gpu)
+      AND EXISTS (SELECT 1 FROM team_gpu AS t WHERE t.pool = r.pool)
 ),
 
 shared AS (
     SELECT
-        s.* EXCLUDE (team, basis, BilledCost, EffectiveCost, gpu_hours),
+        s.* EXCLUDE (team, basis, BilledCost, EffectiveCost, gpu_hours, gpu_ms, weight, total_weight, pool),
         t.team,
         'shared-gpu-hours' AS basis,
         split_amount(
@@ -332,9 +386,13 @@ shared AS (
             t.weight,
             sum(t.weight) OVER (PARTITION BY s.charge_key)
         ) AS EffectiveCost,
-        s.gpu_hours * t.weight / sum(t.weight) OVER (PARTITION BY s.charge_key) AS gpu_hours
+        s.gpu_hours * t.weight / sum(t.weight) OVER (PARTITION BY s.charge_key) AS gpu_hours,
+        s.gpu_ms * t.weight / sum(t.weight) OVER (PARTITION BY s.charge_key) AS gpu_ms,
+        -- the shared piece's ratio of the charge: its unallocated share times the team's share of the pool
+        s.weight * t.weight AS weight,
+        s.total_weight * sum(t.weight) OVER (PARTITION BY s.charge_key) AS total_weight
     FROM to_share AS s
-    CROSS JOIN team_gpu AS t
+    JOIN team_gpu AS t USING (pool)
 ),
 
 final AS (
@@ -370,5 +428,19 @@ SELECT
     basis AS allocation_basis,
     metric,
     $method_id AS AllocatedMethodId,
+    -- FOCUS 1.3: the ratio the split applied and the usage it was taken from
+    json_object(
+        'ratio', CAST(weight AS DOUBLE) / total_weight,
+        'usage_unit', CASE
+            WHEN basis = 'stored-byte-hours' THEN 'byte-hours'
+            WHEN basis = 'egress-bytes' THEN 'bytes'
+            WHEN basis = 'gpu-seconds-fallback' OR gpu_ms > 0 THEN 'GPU-seconds'
+        END,
+        'usage_quantity', CASE
+            WHEN basis IN ('stored-byte-hours', 'egress-bytes') THEN CAST(weight AS DOUBLE)
+            WHEN basis = 'gpu-seconds-fallback' THEN CAST(weight AS DOUBLE) / 1000
+            WHEN gpu_ms > 0 THEN gpu_ms / 1000
+        END
+    ) AS AllocatedMethodDetails,
     job_id AS AllocatedResourceId
 FROM final

@@ -24,8 +24,17 @@ CREATE TABLE IF NOT EXISTS gpu.usage (
     resource_id VARCHAR,
     allocated_seconds DOUBLE NOT NULL,
     active_seconds DOUBLE NOT NULL,
+    busy_seconds DOUBLE,
+    run_seconds DOUBLE,
+    underutilized_seconds DOUBLE,
     mean_utilization DOUBLE,
-    metric VARCHAR NOT NULL
+    p95_utilization DOUBLE,
+    sm_active DOUBLE,
+    tensor_active DOUBLE,
+    dram_active DOUBLE,
+    fb_used_mib DOUBLE,
+    metric VARCHAR NOT NULL,
+    attribution VARCHAR
 );
 
 CREATE TABLE IF NOT EXISTS allocation.cost_split (
@@ -54,5 +63,19 @@ CREATE TABLE IF NOT EXISTS allocation.cost_split (
     allocation_basis VARCHAR NOT NULL,
     metric VARCHAR,
     AllocatedMethodId VARCHAR NOT NULL,
+    AllocatedMethodDetails JSON,
     AllocatedResourceId VARCHAR
 );
+
+-- Warehouses made before GPU-truth pricing: the columns it added (NULL in a month until it is split again).
+ALTER TABLE gpu.usage ADD COLUMN IF NOT EXISTS busy_seconds DOUBLE;
+ALTER TABLE gpu.usage ADD COLUMN IF NOT EXISTS run_seconds DOUBLE;
+ALTER TABLE gpu.usage ADD COLUMN IF NOT EXISTS underutilized_seconds DOUBLE;
+ALTER TABLE gpu.usage ADD COLUMN IF NOT EXISTS p95_utilization DOUBLE;
+ALTER TABLE gpu.usage ADD COLUMN IF NOT EXISTS sm_active DOUBLE;
+ALTER TABLE gpu.usage ADD COLUMN IF NOT EXISTS tensor_active DOUBLE;
+ALTER TABLE gpu.usage ADD COLUMN IF NOT EXISTS dram_active DOUBLE;
+ALTER TABLE gpu.usage ADD COLUMN IF NOT EXISTS fb_used_mib DOUBLE;
+ALTER TABLE gpu.usage ADD COLUMN IF NOT EXISTS attribution VARCHAR;
+ALTER TABLE allocation.cost_split ADD COLUMN IF NOT EXISTS AllocatedMethodDetails JSON;
+

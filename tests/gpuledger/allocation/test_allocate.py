@@ -172,9 +172,9 @@ def test_two_jobs_share_a_node_labelled_activity_for_one_none_for_the_other(con)
         ],
     )
     assert bases(con, "shared") == {
-        ("run", "nlp", "ja", "gpu-seconds", ENGINE_ACTIVE),
-        ("idle", "nlp", "ja", "gpu-seconds", ENGINE_ACTIVE),
-        ("run", "vision", "jb", "gpu-seconds", "allocation-only"),
+        ("run", "nlp", "ja", "job-label", ENGINE_ACTIVE),
+        ("idle", "nlp", "ja", "job-label", ENGINE_ACTIVE),
+        ("run", "vision", "jb", "allocation-only", "allocation-only"),
         ("idle", "platform", None, "owner-tag", None),
     }
 
@@ -340,7 +340,8 @@ def test_failed_attempt_and_its_retry_cost_to_finish(con):
         ],
     )
     insert_activity(con, "gpu-01", at(2), active_seconds=3600, job_id="a1")
-    insert_activity(con, "gpu-01", at(2, 1), active_seconds=1800, job_id="a1")
+    # a1's own samples cover the half hour it ran
+    insert_activity(con, "gpu-01", at(2, 1), active_seconds=1800, sampled_seconds=1800, job_id="a1")
     split(con, node_config())
     assert_pieces(con, "h-01", [("run", None, "llm", "a1", D("27.52"), 4.0),
                                 ("run", None, "llm", "a2", D("27.52"), 4.0)])  # fmt: skip
@@ -378,17 +379,21 @@ def checkpoint_charge(line_item: str, bucket: str, billed: str) -> Charge:
     )
 
 
-def test_checkpoint_storage_split_by_stored_bytes(con):
+def test_checkpoint_storage_split_by_stored_byte_hours_to_the_most_specific_prefix(con):
     # Bucket ckpt-bucket, one day (Nov 2) of storage at 12.34; untagged, account -> team storage-team.
-    # Newest inventory before the charge ends (Nov 3 00:00) is Nov 2 12:00 (Nov 1's is older; Nov 3 00:00's is
-    # not before the end); in it:
-    #   llm/run1/ 600 + 200 (+ a 0-byte folder marker) = 800 -> newest job writing there by 12:00: r1b
-    #     (r1a started earlier; r1c starts 18:00, after the inventory);
-    #   vision/exp7/ 300 -> v7; scratch/ 100 -> no job -> owner storage-team; other-bucket's object: not this one.
-    # Cumulative rounding over 1200 bytes in (team, job) order llm, storage-team, vision:
-    #   llm  = round(12.34 x 800/1200) = round(8.22666...) = 8.2266666667
-    #   storage-team = round(12.34 x 900/1200) - 8.2266666667 = 9.255 - 8.2266666667 = 1.0283333333
-    #   vision = 12.34 - 9.255 = 3.085
+    # The inventories covering the day: Nov 1 00:00 (the newest at or before its start) for 00:00-12:00, and
+    # Nov 2 12:00 for 12:00-24:00 (Nov 3's is not before the end). Bytes x 12 h each:
+    #   00:00-12:00: llm/run1/step-1.pt 5000 -> r1a (the only run1 job started by Nov 1 00:00);
+    #                scratch/a 5000 -> no job -> owner storage-team;
+    #   12:00-24:00: llm/run1/ 600 + 200 (+ a 0-byte folder marker) = 800 -> r1b, the newest run1 job by 12:00
+    #                (r1c starts 18:00); the eval job's s3://ckpt-bucket/llm/ also matches, is newer, but is less
+    #                specific; vision/exp7/ 300 -> v7; scratch/ 100 -> storage-team; other-bucket's: not this one.
+    # Byte-hours: r1a 60000, r1b 9600, storage-team 61200, v7 3600; total 134400. Cumulative rounding in (team,
+    # job) order llm/r1a, llm/r1b, storage-team, vision:
+    #   r1a = round(12.34 x 60000/134400) = 5.5089285714
+    #   r1b = round(12.34 x 69600/134400) - 5.5089285714 = 6.3903571429 - 5.5089285714 = 0.8814285715
+    #   storage-team = round(12.34 x 130800/134400) - 6.3903571429 = 12.0094642857 - 6.3903571429 = 5.6191071428
+    #   vision = 12.34 - 12.0094642857 = 0.3305357143
     insert_charges(con, [checkpoint_charge("ckpt", "ckpt-bucket", "12.34")])
     uri = "s3://ckpt-bucket/llm/run1/"
     insert_jobs(
@@ -398,6 +403,7 @@ def test_checkpoint_storage_split_by_stored_bytes(con):
             Job("r1b", at(2, 6), at(2, 18), state="PREEMPTED", run_group="run1", checkpoint_uri=uri),
             Job("r1c", at(2, 18), at(3, 6), run_group="run1", checkpoint_uri=uri),
             Job("v7", at(1, 12), at(4), account="vision", checkpoint_uri="s3://ckpt-bucket/vision/exp7/"),
+            Job("eval", at(2, 6, 30), at(2, 7, 30), account="eval", checkpoint_uri="s3://ckpt-bucket/llm/"),
         ],
     )
     insert_checkpoint_bytes(con, at(1), {uri + "step-1.pt": 5000, "s3://ckpt-bucket/scratch/a": 5000})
@@ -420,15 +426,17 @@ def test_checkpoint_storage_split_by_stored_bytes(con):
         con,
         "ckpt",
         [
-            ("checkpoint_storage", None, "llm", "r1b", D("8.2266666667"), 0.0),
-            ("checkpoint_storage", None, "storage-team", None, D("1.0283333333"), 0.0),
-            ("checkpoint_storage", None, "vision", "v7", D("3.085"), 0.0),
+            ("checkpoint_storage", None, "llm", "r1a", D("5.5089285714"), 0.0),
+            ("checkpoint_storage", None, "llm", "r1b", D("0.8814285715"), 0.0),
+            ("checkpoint_storage", None, "storage-team", None, D("5.6191071428"), 0.0),
+            ("checkpoint_storage", None, "vision", "v7", D("0.3305357143"), 0.0),
         ],
     )
     assert bases(con, "ckpt") == {
-        ("checkpoint_storage", "llm", "r1b", "stored-bytes", None),
+        ("checkpoint_storage", "llm", "r1a", "stored-byte-hours", None),
+        ("checkpoint_storage", "llm", "r1b", "stored-byte-hours", None),
         ("checkpoint_storage", "storage-team", None, "owner-account", None),
-        ("checkpoint_storage", "vision", "v7", "stored-bytes", None),
+        ("checkpoint_storage", "vision", "v7", "stored-byte-hours", None),
     }
 
 
@@ -554,7 +562,7 @@ def test_samples_labelled_with_an_unknown_job_are_ignored(con):
     insert_activity(con, "gpu-01", at(2, 1), active_seconds=3600, job_id="ghost")
     split(con, node_config())
     assert_pieces(con, "h-00", [("run", None, "llm", "real", D("55.04"), 8.0)])
-    assert bases(con, "h-00") == {("run", "llm", "real", "gpu-seconds", "allocation-only")}
+    assert bases(con, "h-00") == {("run", "llm", "real", "allocation-only", "allocation-only")}
     assert_pieces(con, "h-01", [("idle", "unallocated", "infra", None, D("55.04"), 8.0)])
     assert con.execute("SELECT count(*) FROM allocation.cost_split WHERE job_id = 'ghost'").fetchone() == (0,)
     assert con.execute("SELECT count(*) FROM gpu.usage WHERE job_id = 'ghost'").fetchone() == (0,)
@@ -563,21 +571,24 @@ def test_samples_labelled_with_an_unknown_job_are_ignored(con):
 # 9. ------------------------------------------------------------------------------------------------------------
 
 
-def test_idle_policy_share_moves_unallocated_idle_to_teams_by_gpu_hours(con):
-    # Nov 2 00:00, three charges tagged infra: g0 on i-0gpu (gpu-01), g1 on i-1gpu (gpu-02), g2 on i-2gpu (none).
-    # ja (account a) 4 GPUs on gpu-01, jb (account b) 2 GPUs on gpu-02, the whole hour, allocation-only.
-    # owner: g0 run a 27.52 + unallocated infra 27.52; g1 run b 13.76 + infra 41.28; g2 infra 55.04.
-    # share: the month's GPU-hours are a 4, b 2 -> unallocated idle split 2/3 : 1/3 (cumulative, a first):
+def test_idle_policy_share_moves_unallocated_idle_to_teams_by_gpu_hours_within_the_pool(con):
+    # Nov 2 00:00, four charges tagged infra: g0 on i-0gpu (gpu-01), g1 on i-1gpu (gpu-02), g2 on i-2gpu (no
+    # node), g3 on i-3gpu (gpu-03, pool "batch"). ja (account a) 4 GPUs on gpu-01, jb (account b) 2 GPUs on
+    # gpu-02, jc (account c) 8 GPUs on gpu-03, the whole hour, allocation-only.
+    # owner: g0 run a 27.52 + unallocated infra 27.52; g1 run b 13.76 + infra 41.28; g2 infra 55.04; g3 run c.
+    # share: pool c1 (gpu-01, gpu-02) has GPU-hours a 4, b 2 -> its unallocated idle splits 2/3 : 1/3
+    # (cumulative, a first); c's GPU-hours are in pool batch, so c gets none of c1's idle:
     #   g0 27.52 -> a round(18.34666...) = 18.3466666667, b 9.1733333333   (4 GPU-h -> 2.666667 / 1.333333)
     #   g1 41.28 -> a 27.52, b 13.76                                         (6 GPU-h -> 4 / 2)
-    #   g2 55.04 -> a round(36.69333...) = 36.6933333333, b 18.3466666667   (8 GPU-h -> 5.333333 / 2.666667)
-    #   a: idle 82.56, total 110.08; b: idle 41.28, total 55.04; infra: nothing.
+    # g2's instance is in no pool (no node runs on it): it stays with its owner infra.
+    #   a: idle 45.87, total 73.39; b: idle 22.93, total 36.69; c: run 55.04; infra: 55.04.
     insert_charges(
         con,
         [
             Charge("g0", resource_id="i-0gpu", tags={"team": "infra"}),
             Charge("g1", resource_id="i-1gpu", tags={"team": "infra"}),
             Charge("g2", resource_id="i-2gpu", tags={"team": "infra"}),
+            Charge("g3", resource_id="i-3gpu", tags={"team": "infra"}),
         ],
     )
     insert_jobs(
@@ -585,17 +596,20 @@ def test_idle_policy_share_moves_unallocated_idle_to_teams_by_gpu_hours(con):
         [
             Job("ja", at(2), at(2, 1), gpu_count=4, account="a"),
             Job("jb", at(2), at(2, 1), nodes=("gpu-02",), gpu_count=2, account="b"),
+            Job("jc", at(2), at(2, 1), nodes=("gpu-03",), account="c"),
         ],
     )
-    split(con, node_config(nodes=TWO_NODES))
+    nodes = (*TWO_NODES, NodeMapping("c1", "gpu-03", "i-3gpu", pool="batch"))
+    split(con, node_config(nodes=nodes))
     cols = "run_cost, idle_unallocated_cost, total_cost"
     assert team_month(con, cols) == {
         "a": (D("27.52"), D(0), D("27.52")),
         "b": (D("13.76"), D(0), D("13.76")),
+        "c": (D("55.04"), D(0), D("55.04")),
         "infra": (D(0), D("123.84"), D("123.84")),
     }
 
-    split(con, node_config(nodes=TWO_NODES, idle_policy="share"))
+    split(con, node_config(nodes=nodes, idle_policy="share"))
     unallocated = con.execute(
         "SELECT x_SourceLineItemId, team, EffectiveCost, round(gpu_hours, 6), allocation_basis"
         " FROM allocation.cost_split WHERE idle_kind = 'unallocated' ORDER BY ALL"
@@ -605,12 +619,13 @@ def test_idle_policy_share_moves_unallocated_idle_to_teams_by_gpu_hours(con):
         ("g0", "b", D("9.1733333333"), 1.333333, "shared-gpu-hours"),
         ("g1", "a", D("27.52"), 4.0, "shared-gpu-hours"),
         ("g1", "b", D("13.76"), 2.0, "shared-gpu-hours"),
-        ("g2", "a", D("36.6933333333"), 5.333333, "shared-gpu-hours"),
-        ("g2", "b", D("18.3466666667"), 2.666667, "shared-gpu-hours"),
+        ("g2", "infra", D("55.04"), 8.0, "owner-tag"),
     ]
     assert team_month(con, cols) == {
-        "a": (D("27.52"), D("82.56"), D("110.08")),
-        "b": (D("13.76"), D("41.28"), D("55.04")),
+        "a": (D("27.52"), D("45.8666666667"), D("73.3866666667")),
+        "b": (D("13.76"), D("22.9333333333"), D("36.6933333333")),
+        "c": (D("55.04"), D(0), D("55.04")),
+        "infra": (D(0), D("55.04"), D("55.04")),
     }
 
 
@@ -764,7 +779,9 @@ def test_showback_does_not_depend_on_the_order_rows_are_stored_in(con):
     vision = con.execute(
         "SELECT gpu_hours, active_gpu_hours FROM showback.team_month WHERE team = 'vision' AND currency = 'USD'"
     ).fetchall()
-    assert vision[0][0] == 82.8493150685
+    # jb's 7 GPU-hours plus 7/18.25 of i-0gpu's 5.75 unallocated GPU-hours shared in its pool (gpu-idle's instance
+    # is in no pool and stays with its owner)
+    assert vision[0][0] == 9.2054794521
 
 
 # 12. -----------------------------------------------------------------------------------------------------------

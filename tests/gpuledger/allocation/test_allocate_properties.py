@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from gpuledger.warehouse.database import ensure_schema
 from gpuledger.warehouse.sqlfiles import load_sql
-from models.allocation import CATEGORIES, IDLE_KINDS, AllocationConfig, NodeMapping
+from models.allocation import CATEGORIES, IDLE_KINDS, PRICING_MODES, AllocationConfig, NodeMapping
 from tests.fixtures.allocation_cases import (
     MONTH_START,
     Charge,
@@ -148,6 +148,7 @@ class Activity:
     gpus: int
     sampled_seconds: float
     active_seconds: float
+    busy_seconds: float
     utilization: float
 
 
@@ -163,6 +164,7 @@ def activities(draw: st.DrawFn, job_ids: Sequence[str]) -> Activity:
         gpus=draw(st.integers(min_value=1, max_value=8)),
         sampled_seconds=sampled,
         active_seconds=draw(st.floats(min_value=0, max_value=sampled)),
+        busy_seconds=draw(st.floats(min_value=0, max_value=sampled)),
         utilization=draw(st.floats(min_value=0, max_value=1)),
     )
 
@@ -214,6 +216,7 @@ def months(draw: st.DrawFn) -> Month:
     config = node_config(
         nodes=MAPPED,
         idle_policy=draw(st.sampled_from(["owner", "share"])),
+        pricing=draw(st.sampled_from(PRICING_MODES)),
         team_tag_keys=draw(st.sampled_from([("team",), ("owner", "team")])),
         account_teams=draw(st.sampled_from([{}, {"000123456789": "platform"}])),
         job_account_teams=draw(st.sampled_from([{}, {"ops": "infra", "llm": "research"}])),
@@ -250,23 +253,30 @@ def load(con: duckdb.DuckDBPyConnection, month: Month) -> None:
     """Empty the warehouse, then write ``month`` into it."""
     for table in DATA_TABLES:
         con.execute(f"DELETE FROM {table}")
-    for table in ("job_costs", "team_month", "idle_by_hour_of_week"):
+    for table in ("job_costs", "team_month", "user_month", "idle_by_hour_of_week"):
         con.execute(f"DROP TABLE IF EXISTS showback.{table}")
     insert_charges(con, month.charges)
     insert_jobs(con, month.jobs)
     activity = [
-        ("c1", a.node, str(gpu), a.hour, a.job_id, a.instance_id, a.sampled_seconds, a.active_seconds, a.utilization)
+        (
+            *("c1", a.node, str(gpu), a.hour, a.job_id, a.instance_id, a.sampled_seconds, a.active_seconds),
+            *(a.busy_seconds, min(a.busy_seconds, a.active_seconds), a.utilization),
+        )
         for a in month.activity
         for gpu in range(a.gpus)
     ]
     if activity:
         con.executemany(
-            "INSERT INTO gpu.activity VALUES ($1, $2, $3, $4, $5, $6, 'DCGM_FI_PROF_GR_ENGINE_ACTIVE', $7, $8, $9,"
-            " 60, 'test')",
+            "INSERT INTO gpu.activity (cluster, node, gpu, hour, job_id, instance_id, metric, sampled_seconds,"
+            " active_seconds, busy_seconds, active_busy_seconds, mean_utilization, samples, source)"
+            " VALUES ($1, $2, $3, $4, $5, $6, 'DCGM_FI_PROF_GR_ENGINE_ACTIVE', $7, $8, $9, $10, $11, 60, 'test')",
             activity,
         )
     if month.checkpoint_bytes:
-        con.executemany("INSERT INTO gpu.checkpoint_bytes VALUES ('test', $1, $2, $3)", month.checkpoint_bytes)
+        con.executemany(
+            "INSERT INTO gpu.checkpoint_bytes (source, as_of, uri, bytes) VALUES ('test', $1, $2, $3)",
+            month.checkpoint_bytes,
+        )
     if month.egress_bytes:
         con.executemany("INSERT INTO gpu.egress_bytes VALUES ('test', 'c1', $1, $2, $3, $4)", month.egress_bytes)
 
