@@ -100,16 +100,17 @@ classified AS (
     FROM sized AS o
 ),
 
--- GPU resources: capacity in milli-GPU-seconds, and each hour of the charge to meet the telemetry
+-- GPU resources: capacity in units of 1/7 GPU-microsecond (exact for whole GPUs and
+-- for MIG slices, which are sevenths of a GPU), and each hour of the charge to meet the telemetry
 gpu_charges AS (
     SELECT
         charge_key,
         -- instance-hours: the quantity in Hours, but never more than the period (GCP counts core- and
         -- GPU-hours: an instance billed for 208 core-hours in an hour ran that hour)
-        CAST(round(gpu_count * 3600000 * CASE
+        CAST(round(gpu_count * 25200000000 * CASE
             WHEN ConsumedUnit = 'Hours' AND ConsumedQuantity > 0 THEN least(ConsumedQuantity, period_hours)
             ELSE period_hours
-        END) AS BIGINT) AS capacity_ms
+        END) AS BIGINT) AS capacity_units
     FROM (
         SELECT *, CAST(epoch(ChargePeriodEnd - ChargePeriodStart) / 3600 AS DECIMAL(38, 10)) AS period_hours
         FROM classified
@@ -131,9 +132,9 @@ job_usage AS (
         h.charge_key,
         u.cluster,
         u.job_id,
-        sum(CAST(round(u.allocated_seconds * 1000) AS BIGINT)) AS allocated_ms,
-        sum(CAST(round(u.run_seconds * 1000) AS BIGINT)) AS run_ms,
-        sum(CAST(round(u.underutilized_seconds * 1000) AS BIGINT)) AS underutilized_ms,
+        sum(CAST(round(u.allocated_seconds * 7000000) AS BIGINT)) AS allocated_units,
+        sum(CAST(round(u.run_seconds * 7000000) AS BIGINT)) AS run_units,
+        sum(CAST(round(u.underutilized_seconds * 7000000) AS BIGINT)) AS underutilized_units,
         min(u.metric) AS metric,
         -- 'node-shared' sorts last: a charge priced node-shared in any hour says so
         max(u.attribution) AS attribution
@@ -143,7 +144,7 @@ job_usage AS (
 ),
 
 gpu_totals AS (
-    SELECT g.charge_key, g.capacity_ms, coalesce(sum(u.allocated_ms), 0) AS allocated_ms
+    SELECT g.charge_key, g.capacity_units, coalesce(sum(u.allocated_units), 0) AS allocated_units
     FROM gpu_charges AS g
     LEFT JOIN job_usage AS u USING (charge_key)
     GROUP BY ALL
@@ -152,9 +153,9 @@ gpu_totals AS (
 -- a job's held GPU-time: run, active below saturation, and held inactive (the rest, so the three add up)
 job_time AS (
     SELECT u.charge_key, j.team, u.cluster, u.job_id, u.metric, u.attribution,
-        least(u.run_ms, u.allocated_ms) AS run_ms,
-        least(u.underutilized_ms, u.allocated_ms - least(u.run_ms, u.allocated_ms)) AS underutilized_ms,
-        u.allocated_ms
+        least(u.run_units, u.allocated_units) AS run_units,
+        least(u.underutilized_units, u.allocated_units - least(u.run_units, u.allocated_units)) AS underutilized_units,
+        u.allocated_units
     FROM job_usage AS u
     JOIN gpu_charges USING (charge_key)
     JOIN jobs AS j USING (cluster, job_id)
@@ -162,21 +163,21 @@ job_time AS (
 
 gpu_pieces AS (
     SELECT charge_key, 'run' AS category, NULL AS idle_kind, team, cluster, job_id,
-        run_ms AS weight, run_ms AS gpu_ms, attribution AS basis, metric
+        run_units AS weight, run_units AS gpu_units, attribution AS basis, metric
     FROM job_time
     UNION ALL
     SELECT charge_key, 'idle', 'underutilized', team, cluster, job_id,
-        underutilized_ms, underutilized_ms, attribution, metric
+        underutilized_units, underutilized_units, attribution, metric
     FROM job_time
     UNION ALL
     SELECT charge_key, 'idle', 'allocated', team, cluster, job_id,
-        allocated_ms - run_ms - underutilized_ms, allocated_ms - run_ms - underutilized_ms, attribution, metric
+        allocated_units - run_units - underutilized_units, allocated_units - run_units - underutilized_units, attribution, metric
     FROM job_time
     UNION ALL
     -- capacity no job held; a charge without telemetry is all unallocated idle
     SELECT t.charge_key, 'idle', 'unallocated', c.owner_team, NULL, NULL,
-        CASE WHEN t.allocated_ms = 0 THEN greatest(t.capacity_ms, 1) ELSE greatest(t.capacity_ms - t.allocated_ms, 0) END,
-        greatest(t.capacity_ms - t.allocated_ms, 0),
+        CASE WHEN t.allocated_units = 0 THEN greatest(t.capacity_units, 1) ELSE greatest(t.capacity_units - t.allocated_units, 0) END,
+        greatest(t.capacity_units - t.allocated_units, 0),
         c.owner_basis,
         NULL
     FROM gpu_totals AS t
@@ -230,7 +231,7 @@ checkpoint_owners AS (
 checkpoint_pieces AS (
     SELECT o.charge_key, 'checkpoint_storage' AS category, NULL AS idle_kind,
         coalesce(o.team, c.owner_team) AS team, o.cluster, o.job_id,
-        sum(o.byte_hours) AS weight, 0 AS gpu_ms,
+        sum(o.byte_hours) AS weight, 0 AS gpu_units,
         CASE WHEN o.job_id IS NULL THEN c.owner_basis ELSE 'stored-byte-hours' END AS basis, NULL AS metric
     FROM checkpoint_owners AS o
     JOIN classified AS c USING (charge_key)
@@ -254,16 +255,16 @@ egress_bytes AS (
 
 egress_pieces AS (
     SELECT b.charge_key, 'egress' AS category, NULL AS idle_kind, j.team, b.cluster, b.job_id,
-        b.bytes AS weight, 0 AS gpu_ms, 'egress-bytes' AS basis, NULL AS metric
+        b.bytes AS weight, 0 AS gpu_units, 'egress-bytes' AS basis, NULL AS metric
     FROM egress_bytes AS b
     JOIN jobs AS j USING (cluster, job_id)
     UNION ALL
     SELECT u.charge_key, 'egress', NULL, j.team, u.cluster, u.job_id,
-        u.allocated_ms, 0, 'gpu-seconds-fallback', NULL
+        u.allocated_units, 0, 'gpu-seconds-fallback', NULL
     FROM job_usage AS u
     JOIN classified AS c USING (charge_key)
     JOIN jobs AS j USING (cluster, job_id)
-    WHERE c.kind = 'egress' AND u.charge_key NOT IN (SELECT charge_key FROM egress_bytes) AND u.allocated_ms > 0
+    WHERE c.kind = 'egress' AND u.charge_key NOT IN (SELECT charge_key FROM egress_bytes) AND u.allocated_units > 0
 ),
 
 -- zero-weight pieces would only add zero rows (a GPU charge always keeps one: its unallocated piece
@@ -284,7 +285,7 @@ owner_pieces AS (
         CASE c.kind WHEN 'unused_commitment' THEN 'idle' ELSE c.kind END AS category,
         CASE c.kind WHEN 'unused_commitment' THEN 'unused_commitment' END AS idle_kind,
         c.owner_team AS team, NULL AS cluster,
-        NULL AS job_id, 1 AS weight, 0 AS gpu_ms, c.owner_basis AS basis, NULL AS metric
+        NULL AS job_id, 1 AS weight, 0 AS gpu_units, c.owner_basis AS basis, NULL AS metric
     FROM classified AS c
     WHERE c.charge_key NOT IN (SELECT charge_key FROM measured_pieces)
 ),
@@ -328,8 +329,8 @@ split AS (
         w.job_id,
         split_amount(c.BilledCost, w.cum_weight, w.weight, w.total_weight) AS BilledCost,
         split_amount(c.EffectiveCost, w.cum_weight, w.weight, w.total_weight) AS EffectiveCost,
-        CASE WHEN c.counts_gpu_hours THEN w.gpu_ms / 3600000.0 ELSE 0 END AS gpu_hours,
-        w.gpu_ms,
+        CASE WHEN c.counts_gpu_hours THEN w.gpu_units / 25200000000.0 ELSE 0 END AS gpu_hours,
+        w.gpu_units,
         w.weight,
         w.total_weight,
         w.basis,
@@ -352,7 +353,7 @@ resource_pools AS (
 ),
 
 team_gpu AS (
-    SELECT p.pool, j.team, CAST(round(sum(u.allocated_seconds) * 1000) AS BIGINT) AS weight
+    SELECT p.pool, j.team, CAST(round(sum(u.allocated_seconds) * 7000000) AS BIGINT) AS weight
     FROM usage AS u
     JOIN node_pools AS p USING (cluster, node)
     JOIN jobs AS j USING (cluster, job_id)
@@ -371,7 +372,7 @@ to_share AS (
 
 shared AS (
     SELECT
-        s.* EXCLUDE (team, basis, BilledCost, EffectiveCost, gpu_hours, gpu_ms, weight, total_weight, pool),
+        s.* EXCLUDE (team, basis, BilledCost, EffectiveCost, gpu_hours, gpu_units, weight, total_weight, pool),
         t.team,
         'shared-gpu-hours' AS basis,
         split_amount(
@@ -387,10 +388,10 @@ shared AS (
             sum(t.weight) OVER (PARTITION BY s.charge_key)
         ) AS EffectiveCost,
         s.gpu_hours * t.weight / sum(t.weight) OVER (PARTITION BY s.charge_key) AS gpu_hours,
-        s.gpu_ms * t.weight / sum(t.weight) OVER (PARTITION BY s.charge_key) AS gpu_ms,
+        s.gpu_units * t.weight / sum(t.weight) OVER (PARTITION BY s.charge_key) AS gpu_units,
         -- the shared piece's ratio of the charge: its unallocated share times the team's share of the pool
-        s.weight * t.weight AS weight,
-        s.total_weight * sum(t.weight) OVER (PARTITION BY s.charge_key) AS total_weight
+        CAST(s.weight AS DOUBLE) * t.weight AS weight,
+        CAST(s.total_weight AS DOUBLE) * sum(t.weight) OVER (PARTITION BY s.charge_key) AS total_weight
     FROM to_share AS s
     JOIN team_gpu AS t USING (pool)
 ),
@@ -434,12 +435,12 @@ SELECT
         'usage_unit', CASE
             WHEN basis = 'stored-byte-hours' THEN 'byte-hours'
             WHEN basis = 'egress-bytes' THEN 'bytes'
-            WHEN basis = 'gpu-seconds-fallback' OR gpu_ms > 0 THEN 'GPU-seconds'
+            WHEN basis = 'gpu-seconds-fallback' OR gpu_units > 0 THEN 'GPU-seconds'
         END,
         'usage_quantity', CASE
             WHEN basis IN ('stored-byte-hours', 'egress-bytes') THEN CAST(weight AS DOUBLE)
-            WHEN basis = 'gpu-seconds-fallback' THEN CAST(weight AS DOUBLE) / 1000
-            WHEN gpu_ms > 0 THEN gpu_ms / 1000
+            WHEN basis = 'gpu-seconds-fallback' THEN CAST(weight AS DOUBLE) / 7000000
+            WHEN gpu_units > 0 THEN gpu_units / 7000000
         END
     ) AS AllocatedMethodDetails,
     job_id AS AllocatedResourceId
