@@ -61,7 +61,7 @@ from models.telemetry import (
     GPU_SAMPLES_SCHEMA,
     JOBS_SCHEMA,
     UTC_TIME,
-    UTILIZATION_SCALE,
+    METRIC_SCALE as UTILIZATION_SCALE,
 )
 
 log = logging.getLogger(__name__)

@@ -231,7 +231,7 @@ def test_failed_at_hour_200_with_checkpoints_every_10_hours_loses_10_hours(con):
                 start + timedelta(hours=201),
                 run_group="long",
                 checkpoint_uri=uri,
-            ),  # fmt: skip
+            ),
         ],
     )
     steps = {f"{uri}step-{h}.pt": 10**9 for h in range(10, 200, 10)}
