@@ -186,7 +186,13 @@ SHOWBACK_KEYS = (["showback", "team_month"], ["showback", "job_costs"], ["showba
             asset=["allocation", "cost_split"],
             description="Each charge's pieces sum exactly to its BilledCost and EffectiveCost, signs kept; "
             "showback totals per currency equal FOCUS EffectiveCost.",
-        )
+        ),
+        AssetCheckSpec(
+            "gpu_attribution",
+            asset=["allocation", "cost_split"],
+            description="No node held more GPUs than it has, and every job's GPU cost was priced by its own "
+            "activity (job label or GPU index) rather than node-level activity shared between jobs.",
+        ),
     ],
     name="allocation_and_showback",
 )
@@ -225,6 +231,13 @@ def allocation_and_showback(
         passed=not failures,
         severity=AssetCheckSeverity.ERROR,
         metadata={"failed_audits": {name: [str(row) for row in rows] for name, rows in failures.items()}},
+    )
+    yield AssetCheckResult(
+        check_name="gpu_attribution",
+        asset_key=["allocation", "cost_split"],
+        passed=not result.notes,
+        severity=AssetCheckSeverity.WARN,
+        metadata={"notes": list(result.notes)},
     )
 
 

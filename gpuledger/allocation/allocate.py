@@ -31,6 +31,8 @@ class AllocationResult:
     month: str
     split_rows: int
     usage_rows: int
+    notes: tuple[str, ...] = ()
+    """What a reader of the month's figures should know: oversubscribed nodes, node-shared pricing."""
 
 
 def allocate_month(
@@ -66,13 +68,19 @@ def allocate_month(
         build_showback(con)
         _audit(con, month)
         failpoint("allocate:before-commit")
+        notes = tuple(
+            row[0]
+            for row in con.execute(
+                load_sql("allocation/split_notes.sql"), {"period_start": period_start, **window_params}
+            ).fetchall()
+        )
         counts = con.execute(
             "SELECT (SELECT count(*) FROM allocation.cost_split WHERE billing_month(BillingPeriodStart) ="
             " $billing_month), (SELECT count(*) FROM gpu.usage WHERE billing_period_start = $start)",
             {"start": period_start, **window_params},
         ).fetchone()
     assert counts is not None
-    return AllocationResult(month=month, split_rows=counts[0], usage_rows=counts[1])
+    return AllocationResult(month=month, split_rows=counts[0], usage_rows=counts[1], notes=notes)
 
 
 def build_showback(con: duckdb.DuckDBPyConnection) -> None:

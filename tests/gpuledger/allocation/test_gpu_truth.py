@@ -333,3 +333,20 @@ def test_mig_slices_are_charged_by_their_compute_share(con):
     run = dict(con.execute("SELECT job_id, EffectiveCost FROM allocation.cost_split WHERE category = 'run'").fetchall())
     assert run == {"m1": D("0.9828571428"), "m3": D("2.9485714286")}
     assert abs(run["m3"] - 3 * run["m1"]) <= D("0.0000000002")  # 1:3 up to the last unit of rounding
+
+
+def test_oversubscribed_node_is_reported_not_absorbed(con):
+    # Three clones of an 8-GPU job on the 8-GPU node for the same hour: 24 GPUs held of 8. The hour's cost is
+    # shared by what was held (18.3466666667 each, rounding cumulative), and the month's result says so.
+    insert_charges(con, [Charge("h")])
+    insert_jobs(con, [Job(f"clone{i}", at(2), at(2, 1), account="vision") for i in range(3)])
+    result = split(con, node_config())
+    assert sorted(p[4] for p in pieces(con, "h")) == [D("18.3466666666"), D("18.3466666667"), D("18.3466666667")]
+    assert result.notes == (
+        "1 node-hour(s) held more GPUs than the node has (e.g. c1/gpu-01 at 2026-11-02 00:00: 24.0 GPUs held of 8);"
+        " check the schedule",
+    )
+    clean = Job("alone", at(3), at(3, 1))
+    con.execute("DELETE FROM gpu.jobs")
+    insert_jobs(con, [clean])
+    assert split(con, node_config()).notes == ()
