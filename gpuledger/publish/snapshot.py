@@ -46,6 +46,7 @@ PUBLISHED_TABLES = (
     "showback.team_month",
     "showback.team_month_reporting",
     "showback.job_costs",
+    "showback.user_month",
     "showback.idle_by_hour_of_week",
     "gpu.jobs",
     "meta.months",

@@ -12,6 +12,8 @@ SELECT
     job_id,
     name,
     state,
+    outcome,
+    session,
     run_group,
     gpu_hours,
     total_cost,
