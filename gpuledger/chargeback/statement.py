@@ -25,11 +25,22 @@ STATEMENT_FORMAT = "gpuledger-statement/1"
 TOP = 10
 """Jobs and run groups listed per team."""
 
-CATEGORIES = ("run", "idle_allocated", "idle_unallocated", "checkpoint_storage", "egress", "other")
+CATEGORIES = (
+    "run",
+    "idle_allocated",
+    "idle_underutilized",
+    "idle_unallocated",
+    "idle_unused_commitment",
+    "checkpoint_storage",
+    "egress",
+    "other",
+)
 CATEGORY_LABELS = {
-    "run": "Run (active GPUs)",
-    "idle_allocated": "Idle, allocated",
-    "idle_unallocated": "Idle, unallocated",
+    "run": "Run (GPU time x activity)",
+    "idle_allocated": "Idle, held inactive",
+    "idle_underutilized": "Idle, underutilized",
+    "idle_unallocated": "Idle, no job",
+    "idle_unused_commitment": "Idle, unused commitment",
     "checkpoint_storage": "Checkpoint storage",
     "egress": "Egress",
     "other": "Other",

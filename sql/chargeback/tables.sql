@@ -37,7 +37,9 @@ CREATE TABLE IF NOT EXISTS chargeback.statement_lines (
     currency VARCHAR,
     run_cost DECIMAL(38, 10) NOT NULL,
     idle_allocated_cost DECIMAL(38, 10) NOT NULL,
+    idle_underutilized_cost DECIMAL(38, 10) NOT NULL,
     idle_unallocated_cost DECIMAL(38, 10) NOT NULL,
+    idle_unused_commitment_cost DECIMAL(38, 10) NOT NULL,
     checkpoint_storage_cost DECIMAL(38, 10) NOT NULL,
     egress_cost DECIMAL(38, 10) NOT NULL,
     other_cost DECIMAL(38, 10) NOT NULL,
@@ -77,3 +79,7 @@ CREATE TABLE IF NOT EXISTS chargeback.adjustments (
     applies_to_month DATE NOT NULL,
     detected_at TIMESTAMPTZ NOT NULL
 );
+
+-- Statements issued before idle had four kinds: theirs were allocated and unallocated only.
+ALTER TABLE chargeback.statement_lines ADD COLUMN IF NOT EXISTS idle_underutilized_cost DECIMAL(38, 10) DEFAULT 0;
+ALTER TABLE chargeback.statement_lines ADD COLUMN IF NOT EXISTS idle_unused_commitment_cost DECIMAL(38, 10) DEFAULT 0;

@@ -21,7 +21,9 @@ SELECT
     t.currency,
     t.run_cost,
     t.idle_allocated_cost,
+    t.idle_underutilized_cost,
     t.idle_unallocated_cost,
+    t.idle_unused_commitment_cost,
     t.checkpoint_storage_cost,
     t.egress_cost,
     t.other_cost,
@@ -41,7 +43,11 @@ SELECT
     r.rate_source,
     r.run_cost_reporting,
     CAST(round(t.idle_allocated_cost * r.exchange_rate, 10) AS DECIMAL(38, 10)) AS idle_allocated_cost_reporting,
+    CAST(round(t.idle_underutilized_cost * r.exchange_rate, 10) AS DECIMAL(38, 10))
+        AS idle_underutilized_cost_reporting,
     CAST(round(t.idle_unallocated_cost * r.exchange_rate, 10) AS DECIMAL(38, 10)) AS idle_unallocated_cost_reporting,
+    CAST(round(t.idle_unused_commitment_cost * r.exchange_rate, 10) AS DECIMAL(38, 10))
+        AS idle_unused_commitment_cost_reporting,
     r.checkpoint_storage_cost_reporting,
     r.egress_cost_reporting,
     r.other_cost_reporting,

@@ -16,6 +16,7 @@ import duckdb
 import pytest
 
 from gpuledger.chargeback.months import issue_month
+from gpuledger.chargeback.statement import CATEGORIES
 from gpuledger.publish.snapshot import ANALYST_FILE, PUBLISHED_TABLES, publish
 from gpuledger.warehouse.home import open_warehouse
 from tests.fixtures.paths import REPO
@@ -92,14 +93,7 @@ def test_every_example_runs_read_only_and_returns_rows(analyst, number):
 
 def test_cost_by_team_month_category_adds_up_to_showback_per_currency(analyst):
     rows = run(analyst, EXAMPLES[1])
-    assert {row["category"] for row in rows} <= {
-        "run",
-        "idle_allocated",
-        "idle_unallocated",
-        "checkpoint_storage",
-        "egress",
-        "other",
-    }
+    assert {row["category"] for row in rows} <= set(CATEGORIES)
     expected = base(analyst, "SELECT currency, sum(total_cost) FROM showback.team_month GROUP BY ALL")
     assert totals(rows, "currency", "cost") == expected
     assert expected == base(analyst, "SELECT BillingCurrency, sum(EffectiveCost) FROM focus.costs GROUP BY ALL")
@@ -114,7 +108,8 @@ def test_idle_share_is_idle_over_total_of_team_month(analyst):
     assert len(rows) == len(team_month)
     for row in rows:
         source = team_month[(row["billing_month"], row["team"], row["currency"])]
-        assert row["idle_cost"] == source["idle_cost"] == row["idle_allocated_cost"] + row["idle_unallocated_cost"]
+        kinds = [f"{key}_cost" for key in CATEGORIES if key.startswith("idle_")]
+        assert row["idle_cost"] == source["idle_cost"] == sum(row[kind] for kind in kinds)
         assert row["idle_percent"] == pytest.approx(float(100 * source["idle_cost"] / source["total_cost"]), abs=0.006)
         assert 0 <= row["idle_percent"] <= 100
         assert row["idle_gpu_hours"] == pytest.approx(source["gpu_hours"] - source["active_gpu_hours"])

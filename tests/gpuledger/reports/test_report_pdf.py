@@ -7,6 +7,7 @@ import json
 
 import pypdf
 
+from gpuledger.chargeback.statement import CATEGORIES
 from gpuledger.reports.html import render_html
 from gpuledger.reports.pdf import render_pdf
 from tests.fixtures.report_cases import money
@@ -27,7 +28,7 @@ def test_the_pdf_shows_each_team_s_figures_on_its_own_pages(demo_reports, showba
         text = " ".join(pages[start:end])
         cells = showback.expected_team_cells(team)
         assert f"Total {cells['total']}" in text
-        for key in ("run", "idle_allocated", "idle_unallocated", "checkpoint_storage", "egress", "other", "total"):
+        for key in (*CATEGORIES, "total"):
             assert f" {cells[f'catr:{key}:all']}" in text, (team, key)
             for currency in showback.currencies(team):
                 assert f" {cells[f'cat:{key}:{currency}']}" in text, (team, key, currency)
