@@ -151,7 +151,7 @@ def test_top_ten_jobs_are_at_most_ten_ordered_by_cost(analyst):
     assert costs == [cost for (cost,) in top]
 
 
-def test_failed_run_waste_matches_team_month_and_the_failed_jobs(analyst):
+def test_failed_run_cost_matches_team_month_and_the_failed_attempts(analyst):
     rows = run(analyst, EXAMPLES[5])
     expected = base(
         analyst,
@@ -160,7 +160,8 @@ def test_failed_run_waste_matches_team_month_and_the_failed_jobs(analyst):
     assert expected
     assert totals(rows, "currency", "failed_run_cost") == expected
     assert expected == base(
-        analyst, "SELECT currency, sum(total_cost) FROM showback.job_costs WHERE failed GROUP BY ALL"
+        analyst,
+        "SELECT currency, sum(attempt_cost) FROM showback.job_costs WHERE failed AND NOT session GROUP BY ALL",
     )
     assert (
         sum(row["failed_jobs"] for row in rows)
