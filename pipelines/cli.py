@@ -317,8 +317,15 @@ def _status(args: argparse.Namespace) -> int:
                 " FROM meta.months AS m LEFT JOIN chargeback.statements AS s USING (billing_month)"
                 " GROUP BY ALL ORDER BY 1"
             ).fetchall()
+            try:
+                shared = con.execute(load_sql("allocation/node_shared_share.sql")).fetchall()
+            except duckdb.BinderException:  # a file published before the figure existed
+                shared = []
         print("\nBilling months (as last published):")
         print(_table(["month", "state", "closes on", "statement version", "adjustments"], months))
+        if shared:
+            print("\nJobs' GPU cost priced by node-level activity shared between jobs (no label or GPU index):")
+            print(_table(["month", "currency", "node-shared", "of jobs' GPU cost", "share"], shared))
     status = 0
     run = last_run(home)
     if run is not None:
