@@ -1,4 +1,4 @@
-"""DCGM GPU utilization from Prometheus' HTTP API, as hourly GPU activity and the Kubernetes pods seen in it.
+"""DCGM GPU activity from Prometheus' HTTP API, as hourly GPU activity and the Kubernetes pods seen in it.
 
 Samples
     The range ``[start, end)`` is cut into windows of ``step_seconds``; each window is one sample, the
@@ -17,24 +17,27 @@ Chunks
     hours are decided and aggregated as soon as a chunk completes them, so memory follows the chunk size,
     not the range.
 
-Metric and GPUs
-    A GPU is (node label, ``gpu`` label, else ``UUID``). ``DCGM_FI_PROF_GR_ENGINE_ACTIVE`` (ratio) is used
-    wherever it has a finite sample; for a GPU and UTC hour without one, ``DCGM_FI_DEV_GPU_UTIL`` (percent,
-    divided by 100) is used instead, and the ``metric`` column says which. Deciding per GPU and hour keeps an
-    hour's result independent of the range it was queried in, and never mixes two metrics in one GPU-hour.
-    Both metrics are fetched for every GPU and the choice is made here: "has a profiling sample in this hour"
-    is not expressible per evaluation step in PromQL. The GPUs that exist are listed with the series API
-    (index only, no samples read) for any ``DCGM_FI_*`` series in each chunk; a GPU with neither metric is
-    reported in ``fallbacks`` and gets no activity rows.
+Metrics and GPUs
+    Every field of ``DCGM_METRICS`` is fetched (SM, tensor-pipe, DRAM and graphics-engine activity, GPU_UTIL,
+    FB_USED) and handed over as long samples, each scaled by ``METRIC_SCALE`` (GPU_UTIL percent / 100):
+    the aggregation picks the pricing metric per GPU-hour (the first configured one with samples), so an
+    hour's result is independent of the range it was queried in. FB_USED is a high-water mark: its windows
+    take the largest scrape (``max_over_time``), not the mean. A GPU is (node label, ``gpu`` label, else
+    ``UUID``), and a MIG slice of it is the ``GPU_I_ID`` label (its profile ``GPU_I_PROFILE``, "1g.10gb"),
+    kept apart in the grouping. The GPUs that exist are listed with the series API (index only, no samples
+    read) for any ``DCGM_FI_*`` series in each chunk; a GPU without any activity metric is reported and gets
+    no activity rows, and so is a GPU-hour priced by GPU_UTIL because no SM or engine activity was exported.
 
 Labels
-    ``node_label`` -> node; ``gpu`` (else ``UUID``) -> gpu; ``instance_label`` -> instance_id; a pod
-    (``pod_label``, ``namespace_label``) -> job_id ``namespace/pod`` (pod names are unique only within a
-    namespace), else dcgm-exporter's Slurm mapping ``hpc_job`` -> job_id. When Prometheus scrapes dcgm-exporter
-    without ``honor_labels``, the workload's labels are ``exported_pod``/``exported_namespace``: configure those.
+    ``node_label`` -> node; ``gpu`` (else ``UUID``) -> gpu; ``GPU_I_ID`` -> gpu_instance; ``GPU_I_PROFILE`` ->
+    mig_profile; ``instance_label`` -> instance_id; a pod (``pod_label``, ``namespace_label``) -> job_id
+    ``namespace/pod`` (pod names are unique only within a namespace), else dcgm-exporter's Slurm mapping
+    ``hpc_job`` -> job_id. When Prometheus scrapes dcgm-exporter without ``honor_labels``, the workload's labels
+    are ``exported_pod``/``exported_namespace``: configure those.
     A pod's jobs row spans its first to last sampled window within the queried range only (metrics do not say
     when a pod started or how it ended): RUNNING without an end if sampled in the range's last window, else
-    UNKNOWN. Its run group is the ``job_name``/``created_by_name`` label when present, else the pod name.
+    UNKNOWN. It holds the GPUs (or MIG slices) it was sampled on, ``gpu_ids`` "node:gpu" with the ``gpu`` as
+    the activity rows name it; its run group is the ``job_name``/``created_by_name`` label, null without one.
 """
 
 from __future__ import annotations
@@ -57,11 +60,14 @@ import requests
 from models.errors import GpuledgerError
 from models.telemetry import (
     DCGM_ENGINE_ACTIVE,
+    DCGM_FB_USED,
     DCGM_GPU_UTIL,
+    DCGM_METRICS,
+    DCGM_SM_ACTIVE,
     GPU_SAMPLES_SCHEMA,
     JOBS_SCHEMA,
+    METRIC_SCALE,
     UTC_TIME,
-    METRIC_SCALE as UTILIZATION_SCALE,
 )
 
 log = logging.getLogger(__name__)
@@ -74,12 +80,14 @@ INVENTORY_SELECTOR = '{__name__=~"DCGM_FI_.+"}'
 
 GPU_LABEL = "gpu"
 UUID_LABEL = "UUID"
+MIG_INSTANCE_LABEL = "GPU_I_ID"
+MIG_PROFILE_LABEL = "GPU_I_PROFILE"
 HPC_JOB_LABEL = "hpc_job"
 OWNER_LABELS = ("job_name", "created_by_name")
 """Labels naming what created a pod (a Job, a JobSet, ...): its run group."""
 
-# Preference order: the first metric with a sample in a GPU-hour wins.
-METRICS = (DCGM_ENGINE_ACTIVE, DCGM_GPU_UTIL)
+PROFILING_METRICS = (DCGM_SM_ACTIVE, DCGM_ENGINE_ACTIVE)
+"""Activity a GPU-hour priced by GPU_UTIL lacked, for the fallback report."""
 
 _LABEL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -102,7 +110,8 @@ class PrometheusResult:
     jobs: pl.DataFrame
     """Kubernetes pods seen in the labels, ``JOBS_SCHEMA``."""
     fallbacks: list[str]
-    """Report lines: GPUs that used the fallback metric, GPUs without any utilization, skipped samples."""
+    """Report lines: GPUs priced by GPU_UTIL for want of SM/engine activity, GPUs without any activity, skipped
+    samples."""
 
 
 def redact_url(url: str) -> str:
@@ -251,7 +260,7 @@ def fetch_gpu_activity(
                     step_ms,
                     what=f"query_range {metric} {window_text}",
                 )
-                for metric in METRICS
+                for metric in DCGM_METRICS
             }
             found = client.series(INVENTORY_SELECTOR, chunk_start, chunk_end - 1, what=f"series {window_text}")
             inventory.update(key for key in map(labels.gpu_key, found) if key is not None)
@@ -278,7 +287,12 @@ def fetch_gpu_activity(
     report += [
         f"{node} GPU {gpu}: {n} non-finite {metric} sample(s) skipped" for node, gpu, metric, n in skipped.iter_rows()
     ]
-    report += _fallback_lines(pl.concat([batch.gpu_hours for batch in batches]), inventory, range_text)
+    measured = set(pl.concat([batch.gpus for batch in batches]).unique().iter_rows())
+    report += _fallback_lines(pl.concat([batch.fallback_hours for batch in batches]))
+    report += [
+        f"{node} GPU {gpu}: no sample of a pricing metric in {range_text}; no activity rows (not counted as idle)"
+        for node, gpu in sorted(inventory - measured)
+    ]
     jobs = _pod_jobs(
         pl.concat([batch.pods for batch in batches]),
         cluster=cluster,
@@ -292,42 +306,53 @@ def fetch_gpu_activity(
 
 @dataclass(frozen=True)
 class _HourBatch:
-    """Whole UTC hours of samples, decided and aggregated; small summaries of them for the report and jobs."""
+    """Whole UTC hours of samples, aggregated; small summaries of them for the report and jobs."""
 
     activity: pl.DataFrame
     skipped: pl.DataFrame
     """Non-finite samples per node, gpu, metric."""
-    gpu_hours: pl.DataFrame
-    """Metric each GPU-hour used: node, gpu, hour, metric."""
+    gpus: pl.DataFrame
+    """node, gpu of every GPU with activity rows."""
+    fallback_hours: pl.DataFrame
+    """node, gpu, gpu_instance, hour priced by GPU_UTIL without SM or engine activity."""
     pods: pl.DataFrame
-    """Per job_id (pods only), node and gpu: name, account, owner, first and last sample."""
+    """Per job_id (pods only), node, gpu and MIG instance: name, account, owner, profile, first and last sample."""
 
     @classmethod
     def of(cls, raw: pl.DataFrame, aggregate: SampleAggregator, *, cluster: str, step_seconds: int) -> _HourBatch:
-        rank = pl.col("metric").replace_strict({metric: i for i, metric in enumerate(METRICS)}, return_dtype=pl.Int8)
-        scale = pl.col("metric").replace_strict(UTILIZATION_SCALE, return_dtype=pl.Float64)
-        chosen = (
-            raw.filter(pl.col("value").is_finite())
-            .with_columns(hour=pl.col("ts").dt.truncate("1h"), rank=rank)
-            .filter(pl.col("rank") == pl.col("rank").min().over("node", "gpu", "hour"))
-            .with_columns(cluster=pl.lit(cluster), utilization=pl.col("value") / scale)
+        scale = pl.col("metric").replace_strict(METRIC_SCALE, default=1.0, return_dtype=pl.Float64)
+        finite = raw.filter(pl.col("value").is_finite())
+        samples = finite.with_columns(cluster=pl.lit(cluster), value=pl.col("value") / scale)
+        activity = aggregate(samples.select(GPU_SAMPLES_SCHEMA.names()).cast(dict(GPU_SAMPLES_SCHEMA)), step_seconds)
+        slice_hour = ["node", "gpu", "gpu_instance", "hour"]
+        profiled = (
+            finite.filter(pl.col("metric").is_in(PROFILING_METRICS))
+            .select("node", "gpu", "gpu_instance", hour=pl.col("ts").dt.truncate("1h"))
+            .unique()
         )
-        samples = chosen.select(GPU_SAMPLES_SCHEMA.names()).cast(dict(GPU_SAMPLES_SCHEMA))
+        fallback_hours = (
+            activity.filter(pl.col("metric") == DCGM_GPU_UTIL)
+            .select(slice_hour)
+            .unique()
+            .join(profiled, on=slice_hour, how="anti", nulls_equal=True)
+        )
         pods = (
-            chosen.filter(pl.col("pod").is_not_null())
-            .group_by("job_id", "node", "gpu")
+            finite.filter(pl.col("pod").is_not_null())
+            .group_by("job_id", "node", "gpu", "gpu_instance")
             .agg(
                 name=pl.col("pod").first(),
                 account=pl.col("namespace").first(),
                 owner=pl.col("owner").drop_nulls().first(),
+                mig_profile=pl.col("mig_profile").drop_nulls().first(),
                 first=pl.col("ts").min(),
                 last=pl.col("ts").max(),
             )
         )
         return cls(
-            activity=aggregate(samples, step_seconds),
+            activity=activity,
             skipped=raw.filter(~pl.col("value").is_finite()).group_by("node", "gpu", "metric").len(),
-            gpu_hours=chosen.select("node", "gpu", "hour", "metric").unique(),
+            gpus=activity.select("node", "gpu").unique(),
+            fallback_hours=fallback_hours,
             pods=pods,
         )
 
@@ -347,12 +372,23 @@ class _Labels:
                 raise ValueError(f"{name!r} is not a Prometheus label name")
 
     def names(self) -> tuple[str, ...]:
-        wanted = (self.node, GPU_LABEL, UUID_LABEL, self.pod, self.namespace, HPC_JOB_LABEL, *OWNER_LABELS)
+        wanted = (
+            self.node,
+            GPU_LABEL,
+            UUID_LABEL,
+            MIG_INSTANCE_LABEL,
+            MIG_PROFILE_LABEL,
+            self.pod,
+            self.namespace,
+            HPC_JOB_LABEL,
+            *OWNER_LABELS,
+        )
         return tuple(dict.fromkeys((*wanted, self.instance) if self.instance else wanted))
 
     def query(self, metric: str, step_ms: int) -> str:
         # step - 1 ms evaluated at a window's last millisecond reads exactly that window (module docstring).
-        return f"avg by ({', '.join(self.names())}) (avg_over_time({metric}[{step_ms - 1}ms]))"
+        how = "max" if metric == DCGM_FB_USED else "avg"
+        return f"{how} by ({', '.join(self.names())}) ({how}_over_time({metric}[{step_ms - 1}ms]))"
 
     def gpu_key(self, series: dict[str, str]) -> tuple[str, str] | None:
         node = series.get(self.node)
@@ -366,11 +402,25 @@ def _samples_frame(
     step_ms: int,
     unlabelled: set[tuple[str, tuple[tuple[str, str], ...]]],
 ) -> pl.DataFrame:
-    """One row per (series, window): node, gpu, ts (window start), value as exported, metric and job labels.
+    """One row per (series, window): node, gpu, MIG instance and profile, ts (window start), value as exported,
+    metric and job labels.
 
     Series without node or GPU labels are left out and added to ``unlabelled``.
     """
-    names = ("node", "gpu", "ts", "value", "metric", "job_id", "instance_id", "pod", "namespace", "owner")
+    names = (
+        "node",
+        "gpu",
+        "gpu_instance",
+        "mig_profile",
+        "ts",
+        "value",
+        "metric",
+        "job_id",
+        "instance_id",
+        "pod",
+        "namespace",
+        "owner",
+    )
     columns: dict[str, list[Any]] = {name: [] for name in names}
     for metric, found in answers.items():
         for series in found:
@@ -392,6 +442,8 @@ def _samples_frame(
             fixed = {
                 "node": key[0],
                 "gpu": key[1],
+                "gpu_instance": tags.get(MIG_INSTANCE_LABEL) or None,
+                "mig_profile": tags.get(MIG_PROFILE_LABEL) or None,
                 "metric": metric,
                 "job_id": job_id,
                 "instance_id": tags.get(labels.instance) if labels.instance else None,
@@ -408,38 +460,36 @@ def _samples_frame(
     return frame.with_columns(pl.col("ts").cast(pl.Datetime("ms", "UTC")).cast(UTC_TIME))
 
 
-def _fallback_lines(gpu_hours: pl.DataFrame, inventory: set[tuple[str, str]], range_text: str) -> list[str]:
+def _fallback_lines(fallback_hours: pl.DataFrame) -> list[str]:
     fell_back = (
-        gpu_hours.filter(pl.col("metric") == DCGM_GPU_UTIL)
-        .group_by("node", "gpu")
+        fallback_hours.group_by("node", "gpu", "gpu_instance")
         .agg(hours=pl.col("hour").n_unique(), first=pl.col("hour").min(), last=pl.col("hour").max())
-        .sort("node", "gpu")
+        .sort("node", "gpu", "gpu_instance", nulls_last=False)
     )
-    lines = [
-        f"{node} GPU {gpu}: no {DCGM_ENGINE_ACTIVE}, used {DCGM_GPU_UTIL} / 100 in {hours} hour(s) "
-        f"from {first:%Y-%m-%dT%H:%MZ} to {last:%Y-%m-%dT%H:%MZ}"
-        for node, gpu, hours, first, last in fell_back.iter_rows()
+    return [
+        f"{node} GPU {gpu}{f' MIG {instance}' if instance else ''}: no {' or '.join(PROFILING_METRICS)}, "
+        f"used {DCGM_GPU_UTIL} / 100 in {hours} hour(s) from {first:%Y-%m-%dT%H:%MZ} to {last:%Y-%m-%dT%H:%MZ}"
+        for node, gpu, instance, hours, first, last in fell_back.iter_rows()
     ]
-    measured = set(gpu_hours.select("node", "gpu").unique().iter_rows())
-    lines += [
-        f"{node} GPU {gpu}: neither {DCGM_ENGINE_ACTIVE} nor {DCGM_GPU_UTIL} in {range_text}; "
-        "no activity rows (not counted as idle)"
-        for node, gpu in sorted(inventory - measured)
-    ]
-    return lines
 
 
 def _pod_jobs(
     pods: pl.DataFrame, *, cluster: str, source: str, step: timedelta, final_window: datetime
 ) -> pl.DataFrame:
-    """One JOBS_SCHEMA row per pod: first and last sampled window; RUNNING if sampled in the final window."""
+    """One JOBS_SCHEMA row per pod: first and last sampled window; RUNNING if sampled in the final window.
+
+    Its MIG profile is the one every slice it held has; null for whole GPUs or a mix.
+    """
+    profile = pl.col("mig_profile")
     jobs = (
         pods.group_by("job_id")
         .agg(
             name=pl.col("name").first(),
             account=pl.col("account").first(),
             nodes=pl.col("node").unique().sort(),
-            gpu_count=pl.struct("node", "gpu").n_unique().cast(pl.Int32),
+            gpu_count=pl.struct("node", "gpu", "gpu_instance").n_unique().cast(pl.Int32),
+            gpu_ids=pl.concat_str("node", pl.lit(":"), "gpu").unique().sort(),
+            mig_profile=pl.when(profile.is_not_null().all() & (profile.n_unique() == 1)).then(profile.first()),
             start=pl.col("first").min(),
             last=pl.col("last").max(),
             run_group=pl.col("owner").drop_nulls().first(),
@@ -451,9 +501,11 @@ def _pod_jobs(
         cluster=pl.lit(cluster),
         end=pl.when(running).then(None).otherwise(pl.col("last") + step),
         state=pl.when(running).then(pl.lit("RUNNING")).otherwise(pl.lit("UNKNOWN")),
-        run_group=pl.coalesce("run_group", "name"),
+        scheduler_job_id=pl.col("job_id"),
         project=None,
         user=None,
+        partition=None,
+        qos=None,
         gpu_model=None,
         checkpoint_uri=None,
         source=pl.lit(source),

@@ -8,13 +8,14 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import polars as pl
 import pytest
@@ -23,8 +24,19 @@ from polars.testing import assert_frame_equal
 
 from connectors.telemetry import prometheus
 from connectors.telemetry.prometheus import PrometheusResult, TelemetryError
-from gpuledger.telemetry.samples import sample_aggregator
-from models.telemetry import DCGM_ENGINE_ACTIVE, DCGM_GPU_UTIL, GPU_ACTIVITY_SCHEMA, JOBS_SCHEMA
+from gpuledger.telemetry.samples import SampleAggregation, sample_aggregator
+from models.telemetry import (
+    DCGM_DRAM_ACTIVE,
+    DCGM_ENGINE_ACTIVE,
+    DCGM_FB_USED,
+    DCGM_GPU_UTIL,
+    DCGM_METRICS,
+    DCGM_SM_ACTIVE,
+    DCGM_TENSOR_ACTIVE,
+    DEFAULT_PRICING_METRICS,
+    GPU_ACTIVITY_SCHEMA,
+    JOBS_SCHEMA,
+)
 
 # Data sits a few days before a fixed date (2026-11-02), far inside the 100-year retention.
 DAY = datetime(2026, 10, 30, tzinfo=UTC)
@@ -36,10 +48,18 @@ MINUTE = timedelta(minutes=1)
 
 
 def fetch_gpu_activity(
-    url: str, start: datetime, end: datetime, *, idle_threshold: float, source: str = "prometheus", **options: Any
+    url: str,
+    start: datetime,
+    end: datetime,
+    *,
+    idle_threshold: float,
+    source: str = "prometheus",
+    pricing_metrics: Sequence[str] = DEFAULT_PRICING_METRICS,
+    **options: Any,
 ) -> PrometheusResult:
     """The connector with the telemetry stage's aggregation, as the stage calls it."""
-    with sample_aggregator(idle_threshold=idle_threshold, source=source) as aggregate:
+    aggregation = SampleAggregation(source, idle_threshold, pricing_metrics)
+    with sample_aggregator(aggregation) as aggregate:
         return prometheus.fetch_gpu_activity(url, start, end, aggregate=aggregate, source=source, **options)
 
 
@@ -52,9 +72,21 @@ def _minutes(first: datetime, count: int, value: Callable[[int], float]) -> list
     return [(first + i * MINUTE, value(i)) for i in range(count)]
 
 
+def _families(lines: list[str]) -> list[tuple[str, list[str]]]:
+    """Lines grouped by metric name, in first-seen order."""
+    families: dict[str, list[str]] = {}
+    for line in lines:
+        families.setdefault(line.split("{", 1)[0], []).append(line)
+    return list(families.items())
+
+
 def openmetrics() -> str:
     """The cluster, by metric family (OpenMetrics wants each family contiguous, each series in time order)."""
     pod_a = {"pod": "train-1", "namespace": "team-a", "job_name": "train", "instance_id": "i-0aaa"}
+    notebook = {"Hostname": "node-m", "gpu": "0", "pod": "nb-0", "namespace": "team-c"}
+    mig_1 = {**notebook, "GPU_I_ID": "1", "GPU_I_PROFILE": "1g.10gb"}
+    mig_2 = {**notebook, "GPU_I_ID": "2", "GPU_I_PROFILE": "1g.10gb"}
+    full = {"Hostname": "node-s", "gpu": "0"}
     engine = [
         # node-a GPU 0: 15 of 60 minutes busy (0.8), the rest idle (0.02); then 30 unlabelled idle minutes.
         *_series(
@@ -83,7 +115,20 @@ def openmetrics() -> str:
         ),
         # node-d GPU 0 has profiling only in hour 11.
         *_series(DCGM_ENGINE_ACTIVE, {"Hostname": "node-d", "gpu": "0"}, _minutes(H11, 60, lambda i: 0.3)),
+        # node-m GPU 0 is split into two MIG slices, both held by one notebook pod without an owner label.
+        *_series(DCGM_ENGINE_ACTIVE, mig_1, _minutes(H10, 60, lambda i: 0.5)),
+        *_series(DCGM_ENGINE_ACTIVE, mig_2, _minutes(H10, 60, lambda i: 0.25)),
+        *_series(DCGM_ENGINE_ACTIVE, full, _minutes(H10, 60, lambda i: 0.7)),
     ]
+    # node-s GPU 0 exports every field: SM activity prices it; FB_USED peaks in one 15-second scrape.
+    profiling = [
+        *_series(DCGM_SM_ACTIVE, full, _minutes(H10, 60, lambda i: 0.4)),
+        *_series(DCGM_TENSOR_ACTIVE, full, _minutes(H10, 60, lambda i: 0.2)),
+        *_series(DCGM_DRAM_ACTIVE, full, _minutes(H10, 60, lambda i: 0.3)),
+    ]
+    framebuffer = _series(
+        DCGM_FB_USED, full, [(H10 + i * timedelta(seconds=15), 30000.0 if i == 101 else 1000.0) for i in range(240)]
+    )
     gpu_util = [
         *_series(DCGM_GPU_UTIL, {"Hostname": "node-a", "gpu": "1", **pod_a}, _minutes(H10, 60, lambda i: 99.0)),
         # node-b GPU 0: no profiling; 50 % for 30 minutes under Slurm job 4242, then one NaN.
@@ -93,15 +138,22 @@ def openmetrics() -> str:
             _minutes(H10, 31, lambda i: 50.0 if i < 30 else float("nan")),
         ),
         *_series(DCGM_GPU_UTIL, {"Hostname": "node-d", "gpu": "0"}, _minutes(H10, 120, lambda i: 20.0)),
+        *_series(DCGM_GPU_UTIL, full, _minutes(H10, 60, lambda i: 90.0)),
     ]
-    # node-b GPU 1 exports a temperature, but no utilization at all.
-    temperature = _series("DCGM_FI_DEV_GPU_TEMP", {"Hostname": "node-b", "gpu": "1"}, _minutes(H10, 60, lambda i: 40))
+    # node-b GPU 1 exports a temperature, but no utilization at all; node-m's temperature is the whole GPU's.
+    temperature = [
+        *_series("DCGM_FI_DEV_GPU_TEMP", {"Hostname": "node-b", "gpu": "1"}, _minutes(H10, 60, lambda i: 40)),
+        *_series("DCGM_FI_DEV_GPU_TEMP", {"Hostname": "node-m", "gpu": "0"}, _minutes(H10, 60, lambda i: 40)),
+    ]
     return "\n".join(
         [
             f"# TYPE {DCGM_ENGINE_ACTIVE} gauge",
             *engine,
             f"# TYPE {DCGM_GPU_UTIL} gauge",
             *gpu_util,
+            *(line for metric, lines in _families(profiling) for line in (f"# TYPE {metric} gauge", *lines)),
+            f"# TYPE {DCGM_FB_USED} gauge",
+            *framebuffer,
             "# TYPE DCGM_FI_DEV_GPU_TEMP gauge",
             *temperature,
             "# EOF",
@@ -232,14 +284,20 @@ def test_profiling_metric_wins_and_gpu_util_is_the_fallback(result: PrometheusRe
     assert _row(result.activity, "node-d", "0", H11)["metric"] == DCGM_ENGINE_ACTIVE
     assert _row(result.activity, "node-d", "0", H11)["mean_utilization"] == pytest.approx(0.3)
     lines = "\n".join(result.fallbacks)
-    assert f"node-b GPU 0: no {DCGM_ENGINE_ACTIVE}, used {DCGM_GPU_UTIL} / 100 in 1 hour(s)" in lines
-    assert f"node-d GPU 0: no {DCGM_ENGINE_ACTIVE}, used {DCGM_GPU_UTIL} / 100 in 1 hour(s)" in lines
+    fallback = f"no {DCGM_SM_ACTIVE} or {DCGM_ENGINE_ACTIVE}, used {DCGM_GPU_UTIL} / 100 in 1 hour(s)"
+    assert f"node-b GPU 0: {fallback} from 2026-10-30T10:00Z to 2026-10-30T10:00Z" in lines
+    assert f"node-d GPU 0: {fallback}" in lines
     assert "node-a GPU 1" not in lines
+    assert "node-s GPU 0" not in lines
 
 
 def test_gpu_without_utilization_is_reported_not_idle(result: PrometheusResult) -> None:
     assert result.activity.filter(node="node-b", gpu="1").is_empty()
-    assert any(line.startswith("node-b GPU 1: neither") for line in result.fallbacks), result.fallbacks
+    assert "node-b GPU 1: no sample of a pricing metric in 2026-10-30T10:00:00Z..2026-10-30T12:00:00Z" in "\n".join(
+        result.fallbacks
+    )
+    # node-m's whole-GPU temperature series is not a GPU without activity: its MIG slices have it.
+    assert not any(line.startswith("node-m") for line in result.fallbacks), result.fallbacks
 
 
 def test_non_finite_samples_are_skipped_and_reported(result: PrometheusResult) -> None:
@@ -253,15 +311,72 @@ def test_slurm_hpc_job_label_is_the_job_id(result: PrometheusResult) -> None:
 def test_kubernetes_pods_become_jobs(result: PrometheusResult) -> None:
     assert result.jobs.schema == JOBS_SCHEMA
     jobs = {row["job_id"]: row for row in result.jobs.to_dicts()}
-    assert set(jobs) == {"team-a/train-1", "team-b/serve-0"}
+    assert set(jobs) == {"team-a/train-1", "team-b/serve-0", "team-c/nb-0"}
     train = jobs["team-a/train-1"]
     assert (train["name"], train["account"], train["nodes"], train["gpu_count"]) == ("train-1", "team-a", ["node-a"], 2)
     assert (train["start"], train["end"], train["state"]) == (H10, H11, "UNKNOWN")
     assert (train["run_group"], train["cluster"], train["source"]) == ("train", "k8s-east", "prometheus")
+    assert (train["scheduler_job_id"], train["gpu_ids"], train["mig_profile"]) == (
+        "team-a/train-1",
+        ["node-a:0", "node-a:1"],
+        None,
+    )
     # serve-0 is sampled in the range's last window: still running.
     serve = jobs["team-b/serve-0"]
     assert (serve["start"], serve["end"], serve["state"], serve["run_group"]) == (H10, None, "RUNNING", "serve")
     assert (serve["nodes"], serve["gpu_count"], serve["account"]) == (["node-c"], 1, "team-b")
+    assert serve["gpu_ids"] == ["node-c:GPU-c0"]
+    # No job_name/created_by_name label: no run group (never the pod name); two MIG slices of one GPU.
+    notebook = jobs["team-c/nb-0"]
+    assert (notebook["run_group"], notebook["name"], notebook["end"]) == (None, "nb-0", H11)
+    assert (notebook["gpu_count"], notebook["mig_profile"], notebook["gpu_ids"]) == (2, "1g.10gb", ["node-m:0"])
+
+
+def test_mig_slices_keep_their_instance_and_profile(result: PrometheusResult) -> None:
+    slices = result.activity.filter(node="node-m", gpu="0").sort("gpu_instance")
+    assert slices.select("gpu_instance", "mig_profile", "job_id", "metric", "mean_utilization", "samples").rows() == [
+        ("1", "1g.10gb", "team-c/nb-0", DCGM_ENGINE_ACTIVE, 0.5, 60),
+        ("2", "1g.10gb", "team-c/nb-0", DCGM_ENGINE_ACTIVE, 0.25, 60),
+    ]
+    # The Kubernetes GPUs are whole: no instance, no profile.
+    assert result.activity.filter(node="node-a")["gpu_instance"].is_null().all()
+    assert result.activity.filter(node="node-a")["mig_profile"].is_null().all()
+
+
+def test_sm_activity_is_preferred_and_the_other_fields_are_kept(result: PrometheusResult) -> None:
+    every = _row(result.activity, "node-s", "0", H10)
+    assert (every["metric"], every["samples"]) == (DCGM_SM_ACTIVE, 60)
+    assert every["mean_utilization"] == pytest.approx(0.4)
+    assert every["busy_seconds"] == pytest.approx(0.4 * 3600)
+    assert (every["sm_active"], every["tensor_active"], every["dram_active"]) == (
+        pytest.approx(0.4),
+        pytest.approx(0.2),
+        pytest.approx(0.3),
+    )
+    # The high-water mark is the largest scrape (a window's mean would say 8,250 MiB).
+    assert every["fb_used_mib"] == 30000
+    # Profiling-less GPUs have no profiling fields.
+    fallback = _row(result.activity, "node-b", "0", H10)
+    assert [fallback[name] for name in ("sm_active", "tensor_active", "dram_active", "fb_used_mib")] == [None] * 4
+
+
+@pytest.mark.parametrize(
+    ("metric", "mean"),
+    [
+        (DCGM_SM_ACTIVE, 0.4),
+        (DCGM_TENSOR_ACTIVE, 0.2),
+        (DCGM_DRAM_ACTIVE, 0.3),
+        (DCGM_ENGINE_ACTIVE, 0.7),
+        (DCGM_GPU_UTIL, 0.9),
+    ],
+)
+def test_every_activity_field_is_fetched_and_may_price(prometheus_url: str, metric: str, mean: float) -> None:
+    # The connector hands every field over; which one prices the hour is the aggregation's configuration.
+    only = fetch_gpu_activity(
+        prometheus_url, H10, H11, cluster="c", idle_threshold=THRESHOLD, pricing_metrics=(metric,)
+    )
+    row = _row(only.activity, "node-s", "0", H10)
+    assert (row["metric"], row["mean_utilization"], row["fb_used_mib"]) == (metric, pytest.approx(mean), 30000)
 
 
 def test_chunks_neither_lose_nor_double_count(prometheus_url: str, result: PrometheusResult) -> None:
@@ -275,7 +390,7 @@ def test_chunks_neither_lose_nor_double_count(prometheus_url: str, result: Prome
         instance_label="instance_id",
         chunk=timedelta(minutes=7),
     )
-    key = ["node", "gpu", "hour", "metric"]
+    key = ["node", "gpu", "gpu_instance", "hour", "job_id"]
     assert_frame_equal(chunked.activity.sort(key), result.activity.sort(key))
     assert_frame_equal(chunked.jobs, result.jobs)
     assert chunked.fallbacks == result.fallbacks
@@ -314,14 +429,20 @@ def _matrix(path: str) -> tuple[int, dict[str, Any]]:
     return 200, {"status": "success", "data": {"resultType": "matrix", "result": []}}
 
 
+@dataclass(frozen=True)
+class Request:
+    headers: dict[str, str]
+    query: dict[str, list[str]]
+
+
 @contextmanager
-def stub_prometheus(answer: Callable[[str], tuple[int, dict[str, Any]]]) -> Iterator[tuple[str, list[dict[str, str]]]]:
-    """A loopback HTTP server answering ``answer(path)``; yields its URL and the headers of each request."""
-    seen: list[dict[str, str]] = []
+def stub_prometheus(answer: Callable[[str], tuple[int, dict[str, Any]]]) -> Iterator[tuple[str, list[Request]]]:
+    """A loopback HTTP server answering ``answer(path)``; yields its URL and each request it got."""
+    seen: list[Request] = []
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            seen.append(dict(self.headers))
+            seen.append(Request(dict(self.headers), parse_qs(urlsplit(self.path).query)))
             status, body = answer(urlsplit(self.path).path)
             payload = json.dumps(body).encode()
             self.send_response(status)
@@ -381,14 +502,27 @@ def test_a_transient_error_is_retried() -> None:
     with stub_prometheus(lambda path: next(answers, None) or _matrix(path)) as (url, seen):
         fetched = _fetch(url)
     assert fetched.activity.is_empty() and fetched.jobs.is_empty() and fetched.fallbacks == []
-    assert len(seen) == 4
+    assert len(seen) == 1 + len(DCGM_METRICS) + 1
+
+
+def test_every_dcgm_field_is_queried_with_the_mig_labels() -> None:
+    with stub_prometheus(_matrix) as (url, seen):
+        _fetch(url)
+    queries = [request.query["query"][0] for request in seen if "query" in request.query]
+    assert len(queries) == len(DCGM_METRICS)
+    for metric, query in zip(DCGM_METRICS, queries, strict=True):
+        assert f"_over_time({metric}[59999ms])" in query
+        assert "GPU_I_ID" in query and "GPU_I_PROFILE" in query
+    assert [query.split(" ", 1)[0] for query in queries] == [
+        "max" if m == DCGM_FB_USED else "avg" for m in DCGM_METRICS
+    ]
 
 
 def test_bearer_token_comes_from_the_named_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PROM_TOKEN", "s3cret")
     with stub_prometheus(_matrix) as (url, seen):
         _fetch(url, token_env="PROM_TOKEN")
-    assert {headers["Authorization"] for headers in seen} == {"Bearer s3cret"}
+    assert {request.headers["Authorization"] for request in seen} == {"Bearer s3cret"}
     monkeypatch.delenv("PROM_TOKEN")
     with pytest.raises(TelemetryError, match="PROM_TOKEN is not set"):
         _fetch(url, token_env="PROM_TOKEN")
