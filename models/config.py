@@ -16,6 +16,7 @@ from models.currencies import ISO_4217_CODES
 from models.errors import InputError
 from models.formats import FORMATS, RemoteKind
 from models.landing import read_ledger
+from models.telemetry import RUN_GROUP_SOURCES
 
 CONFIG_FILE = "gpuledger.toml"
 
@@ -164,11 +165,13 @@ class SourceConfig:
 TELEMETRY_KINDS = ("slurm", "prometheus", "files")
 # Keys each telemetry kind accepts besides name, kind and cluster; path-valued ones are relative to home.
 _TELEMETRY_KEYS = {
-    "slurm": {"path", "timezone"},
+    "slurm": {"path", "timezone", "run_group_from", "gpu_map"},
     "prometheus": {"url", "node_label", "instance_label", "token_env", "step_seconds"},
     "files": {"jobs", "samples", "checkpoints", "egress"},
 }
-_TELEMETRY_PATHS = {"path", "jobs", "samples", "checkpoints", "egress"}
+_TELEMETRY_PATHS = {"path", "gpu_map", "jobs", "samples", "checkpoints", "egress"}
+_TELEMETRY_LISTS = {"run_group_from": RUN_GROUP_SOURCES}
+"""Options that are lists, and the values they may hold."""
 _TELEMETRY_REQUIRED = {"slurm": {"path"}, "prometheus": {"url"}, "files": set()}
 
 
@@ -183,9 +186,11 @@ class TelemetryConfig:
     cluster: str
     """Cluster the jobs and nodes belong to; node names are unique within it."""
     paths: dict[str, Path]
-    """slurm: ``path``; files: ``jobs``, ``samples``, ``checkpoints``, ``egress`` (each a file or folder)."""
-    options: dict[str, str | int]
-    """prometheus: ``url``, ``node_label``, ``instance_label``, ``token_env``, ``step_seconds``; slurm: ``timezone``."""
+    """slurm: ``path``, ``gpu_map`` (a prolog's CSV of job_id, node, gpus); files: ``jobs``, ``samples``,
+    ``checkpoints``, ``egress`` (each a file or folder)."""
+    options: dict[str, str | int | tuple[str, ...]]
+    """prometheus: ``url``, ``node_label``, ``instance_label``, ``token_env``, ``step_seconds``; slurm: ``timezone``,
+    ``run_group_from`` (ordered, some of ``RUN_GROUP_SOURCES``)."""
 
 
 @dataclass(frozen=True)
@@ -499,10 +504,19 @@ def _telemetry(path: Path, home: Path, entries: object) -> tuple[TelemetryConfig
         for key in ("name", "cluster", *sorted(_TELEMETRY_REQUIRED[kind])):
             if not isinstance(entry.get(key), str) or not entry[key]:
                 raise InputError(path, f"{where}: {key!r} must be a non-empty string", column=key)
-        options = {k: v for k, v in entry.items() if k in _TELEMETRY_KEYS[kind] - _TELEMETRY_PATHS}
-        for key, value in options.items():
-            if isinstance(value, bool) or not isinstance(value, str | int):
+        options: dict[str, str | int | tuple[str, ...]] = {}
+        for key, value in entry.items():
+            if key not in _TELEMETRY_KEYS[kind] - _TELEMETRY_PATHS:
+                continue
+            if key in _TELEMETRY_LISTS:
+                allowed = _TELEMETRY_LISTS[key]
+                if not isinstance(value, list) or not all(isinstance(v, str) and v in allowed for v in value):
+                    raise InputError(path, f"{where}: {key!r} must be a list of {', '.join(allowed)}", column=key)
+                options[key] = tuple(value)
+            elif isinstance(value, bool) or not isinstance(value, str | int):
                 raise InputError(path, f"{where}: {key!r} must be a string or integer", column=key)
+            else:
+                options[key] = value
         paths = {k: home / v for k, v in entry.items() if k in _TELEMETRY_PATHS and isinstance(v, str)}
         configs.append(TelemetryConfig(entry["name"], kind, entry["cluster"], paths, options))
     if len({c.name for c in configs}) != len(configs):

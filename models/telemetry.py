@@ -168,6 +168,10 @@ SAMPLE_FILE_METRICS = {
 }
 """Sample-file column -> metric it holds (ratios 0..1; ``gpu_util`` a ratio too; ``fb_used_mib`` in MiB)."""
 
+RUN_GROUP_SOURCES = ("comment", "wckey", "array")
+"""Where a Slurm job's run group may come from (``run_group_from``): a ``run_group=`` comment token, the WCKey,
+the array job id."""
+
 DEFAULT_IDLE_THRESHOLD = 0.05
 """A GPU sample at or below this activity ratio is inactive (the GPU was held, not used)."""
 

@@ -2,20 +2,39 @@
 
 Expected input, e.g.::
 
-    sacct --allusers --parsable2 --starttime ... --endtime ... \\
-      --format=Cluster,JobID,JobName,Account,User,WCKey,Comment,NodeList,AllocTRES,Start,End,State
+    sacct --allusers --duplicates --parsable2 --starttime ... --endtime ... \\
+      --format=Cluster,JobID,JobName,Partition,QOS,Account,User,WCKey,Comment,NodeList,AllocTRES,Start,End,State
 
-Steps (``123.batch``, ``123.0``) are not jobs and are skipped, as are records that never ran (pending,
-cancelled before start, array ranges not yet split into tasks) and jobs without GPUs.
+Partition, QOS, WCKey, Comment and Cluster are optional. Steps (``123.batch``, ``123.0``) are not jobs and are
+skipped, as are records that never ran (pending, cancelled before start, array ranges not yet split into tasks)
+and jobs without GPUs.
+
+Requeues
+    With ``--duplicates`` (``-D``) a requeued job is listed once per attempt: earlier records REQUEUED,
+    PREEMPTED or NODE_FAIL, the last one its final state. Each attempt is a row; an attempt is identified by
+    (JobID, Start), so the same attempt in two periodic dumps is one attempt (``number_attempts`` numbers them
+    again once dumps are merged). In start order, earlier attempts get job_id ``<JobID>#1``, ``<JobID>#2``, ...,
+    the last keeps ``<JobID>``; all have scheduler_job_id ``<JobID>``.
+
+Run group
+    ``run_group_from`` lists, in order, where a job's run group may come from (``RUN_GROUP_SOURCES``):
+    ``comment`` (a ``run_group=<value>`` token in Comment), ``wckey`` (the WCKey without its leading ``*``),
+    ``array`` (the array job id: ``1234`` of task ``1234_7``). The first that yields a value wins; else null.
+
+GPUs
+    AllocTRES ``gres/gpu=N`` or typed ``gres/gpu:<type>=N`` give the count; a type that is a MIG profile
+    (``1g.10gb``, optionally after a model: ``a100_3g.40gb``) gives mig_profile and counts slices. A prolog
+    may record which GPUs each job got (``read_gpu_map``); ``with_gpu_ids`` turns that into gpu_ids.
 """
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import gzip
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -23,7 +42,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import polars as pl
 
 from models.errors import InputError
-from models.telemetry import JOBS_SCHEMA
+from models.telemetry import JOBS_SCHEMA, RUN_GROUP_SOURCES
 
 REQUIRED_FIELDS = ("JobID", "JobName", "Account", "User", "NodeList", "AllocTRES", "Start", "End", "State")
 
@@ -31,6 +50,10 @@ REQUIRED_FIELDS = ("JobID", "JobName", "Account", "User", "NodeList", "AllocTRES
 # optionally followed by a step (".batch", ".extern", ".0", ".0+1").
 _JOB_ID = re.compile(r"(?P<job>[0-9]+(?:_(?:[0-9]+|\[[^\]]+\]))?(?:\+[0-9]+)?)(?P<step>\.[A-Za-z0-9_+-]+)?")
 _HOST_TEXT = re.compile(r"[A-Za-z0-9._-]*")
+_ARRAY_TASK = re.compile(r"(?P<array>[0-9]+)_[0-9]+")
+# A MIG profile as a gres type, alone ("1g.10gb") or after the GPU model ("a100_3g.40gb", "h100-1g.10gb").
+_MIG_TYPE = re.compile(r"(?:(?P<model>.+?)[_-])?(?P<profile>[0-9]+g\.[0-9]+gb)", re.IGNORECASE)
+_GPU_INDICES = re.compile(r"[0-9]+(?:-[0-9]+)?(?:,[0-9]+(?:-[0-9]+)?)*")
 _RANGE = re.compile(r"([0-9]+)(?:-([0-9]+))?")
 _DIGITS = re.compile(r"[0-9]+")
 _TIME = "%Y-%m-%dT%H:%M:%S"
@@ -133,21 +156,33 @@ def _expand_segment(segment: str, group: str) -> list[str]:
 class _Gpus:
     count: int
     model: str | None
+    mig_profile: str | None
 
 
-def read_sacct(path: Path, *, cluster: str | None = None, timezone: str = "UTC", source: str = "slurm") -> pl.DataFrame:
-    """GPU jobs (``JOBS_SCHEMA``) in ``sacct --parsable2`` output (plain or .gz), in file order.
+def read_sacct(
+    path: Path,
+    *,
+    cluster: str | None = None,
+    timezone: str = "UTC",
+    source: str = "slurm",
+    run_group_from: Sequence[str] = ("comment",),
+) -> pl.DataFrame:
+    """GPU jobs (``JOBS_SCHEMA``) in ``sacct --parsable2`` output (plain or .gz), in file order, one row per
+    attempt of a requeued job (see the module docstring).
 
     ``timezone`` is the zone sacct printed Start/End in (the cluster's local time); rows with a wrong
-    field count, unknown state, malformed AllocTRES or NodeList, or End before Start are refused with
-    their 1-based line number (the header is line 1).
+    field count, unknown state, malformed AllocTRES or NodeList, End before Start, or the same attempt
+    twice are refused with their 1-based line number (the header is line 1).
     """
+    unknown = sorted(set(run_group_from) - set(RUN_GROUP_SOURCES))
+    if unknown:
+        raise ValueError(f"unknown run_group_from {unknown}; expected some of {', '.join(RUN_GROUP_SOURCES)}")
     try:
         zone = ZoneInfo(timezone)
     except (ZoneInfoNotFoundError, ValueError) as exc:
         raise InputError(path, f"unknown time zone {timezone!r}") from exc
     rows: dict[str, list[object]] = {name: [] for name in JOBS_SCHEMA.names()}
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[str, str, object]] = set()
     lines = _lines(path)
     header = _header(path, next(lines, None), cluster)
     for number, line in lines:
@@ -160,22 +195,99 @@ def read_sacct(path: Path, *, cluster: str | None = None, timezone: str = "UTC",
                 f"{len(values)} fields, the header has {len(header)} (a '|' inside a job name or comment?)",
                 row=number,
             )
-        job = _job(path, number, dict(zip(header, values, strict=True)), cluster, zone)
+        job = _job(path, number, dict(zip(header, values, strict=True)), cluster, zone, run_group_from)
         if job is None:
             continue
-        key = (str(job["cluster"]), str(job["job_id"]))
+        key = (str(job["cluster"]), str(job["job_id"]), job["start"])
         if key in seen:
             raise InputError(
-                path,
-                f"job {key[1]} of cluster {key[0]} appears twice (sacct --duplicates?)",
-                row=number,
-                column="JobID",
+                path, f"job {key[1]} of cluster {key[0]} appears twice with the same start", row=number, column="JobID"
             )
         seen.add(key)
         job["source"] = source
         for name, value in job.items():
             rows[name].append(value)
-    return pl.DataFrame(rows, schema=JOBS_SCHEMA)
+    return number_attempts(pl.DataFrame(rows, schema=JOBS_SCHEMA))
+
+
+def number_attempts(jobs: pl.DataFrame) -> pl.DataFrame:
+    """job_id of each attempt: ``<scheduler_job_id>#<n>`` in start order, the last attempt the plain id.
+
+    Rows must be one per attempt: (cluster, scheduler_job_id, start) unique.
+    """
+    key = ("cluster", "scheduler_job_id")
+    attempt = pl.col("start").rank("ordinal").over(key)
+    earlier = attempt < pl.len().over(key)
+    return jobs.with_columns(
+        job_id=pl.when(earlier).then(pl.format("{}#{}", "scheduler_job_id", attempt)).otherwise("scheduler_job_id")
+    )
+
+
+def read_gpu_map(path: Path) -> dict[tuple[str, str], tuple[int, ...]]:
+    """(JobID, node) -> GPU indices, from a prolog-written CSV ``job_id,node,gpus``.
+
+    ``gpus`` is ``CUDA_VISIBLE_DEVICES``-style indices as Slurm prints them: ``0-3``, ``0,2``, ``0-1,4``.
+    Rows are 1-based data rows (the header is not counted); a (job_id, node) listed twice is refused.
+    """
+    try:
+        with path.open(newline="", encoding="utf-8") as handle:
+            reader = csv.reader(handle)
+            header = [name.strip() for name in next(reader, [])]
+            for name in ("job_id", "node", "gpus"):
+                if name not in header:
+                    raise InputError(path, "required column is missing", column=name)
+            positions = {name: header.index(name) for name in ("job_id", "node", "gpus")}
+            gpu_map: dict[tuple[str, str], tuple[int, ...]] = {}
+            for row, values in enumerate(reader, start=1):
+                if not values:
+                    continue
+                if len(values) != len(header):
+                    raise InputError(path, f"{len(values)} fields, the header has {len(header)}", row=row)
+                job_id, node, gpus = (values[positions[name]].strip() for name in ("job_id", "node", "gpus"))
+                match = _JOB_ID.fullmatch(job_id)
+                if not match or match.group("step") or "[" in job_id:
+                    raise InputError(path, f"invalid job id {job_id!r}", row=row, column="job_id")
+                if not node or not _HOST_TEXT.fullmatch(node):
+                    raise InputError(path, f"invalid node name {node!r}", row=row, column="node")
+                if (job_id, node) in gpu_map:
+                    raise InputError(path, f"job {job_id} on {node} is listed twice", row=row, column="node")
+                gpu_map[job_id, node] = _gpu_indices(path, row, gpus)
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise InputError(path, f"unreadable: {exc}") from exc
+    return gpu_map
+
+
+def _gpu_indices(path: Path, row: int, text: str) -> tuple[int, ...]:
+    if not _GPU_INDICES.fullmatch(text):
+        raise InputError(path, f"{text!r} is not a list of GPU indices (e.g. 0-3 or 0,2)", row=row, column="gpus")
+    indices: list[int] = []
+    for part in text.split(","):
+        low, _, high = part.partition("-")
+        if high and int(high) < int(low):
+            raise InputError(path, f"range {part!r} runs backwards", row=row, column="gpus")
+        indices.extend(range(int(low), int(high or low) + 1))
+    if len(set(indices)) < len(indices):
+        raise InputError(path, f"a GPU is listed twice in {text!r}", row=row, column="gpus")
+    return tuple(indices)
+
+
+def with_gpu_ids(jobs: pl.DataFrame, gpu_map: Mapping[tuple[str, str], Sequence[int]], *, cluster: str) -> pl.DataFrame:
+    """gpu_ids ("node:index") of the jobs of ``cluster`` whose every node is in the map; others keep theirs.
+
+    The map is keyed by JobID, so every attempt of a requeued job on a mapped node gets that node's GPUs.
+    """
+    ids: list[list[str] | None] = []
+    for scheduler_job_id, job_cluster, nodes, known in jobs.select(
+        "scheduler_job_id", "cluster", "nodes", "gpu_ids"
+    ).iter_rows():
+        held = [gpu_map.get((scheduler_job_id, node)) for node in nodes] if job_cluster == cluster else [None]
+        if any(indices is None for indices in held):
+            ids.append(known)
+        else:
+            ids.append(
+                [f"{node}:{index}" for node, indices in zip(nodes, held, strict=True) for index in indices or ()]
+            )
+    return jobs.with_columns(gpu_ids=pl.Series(ids, dtype=JOBS_SCHEMA["gpu_ids"]))
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -204,7 +316,12 @@ def _header(path: Path, first: tuple[int, str] | None, cluster: str | None) -> l
 
 
 def _job(
-    path: Path, number: int, record: dict[str, str], cluster: str | None, zone: ZoneInfo
+    path: Path,
+    number: int,
+    record: dict[str, str],
+    cluster: str | None,
+    zone: ZoneInfo,
+    run_group_from: Sequence[str],
 ) -> dict[str, object] | None:
     """One JOBS_SCHEMA row (without source), or None for records that are not GPU jobs that ran."""
     match = _JOB_ID.fullmatch(record["JobID"])
@@ -235,21 +352,32 @@ def _job(
             path, f"ends ({record['End']}) before it starts ({record['Start']}): clock skew?", row=number, column="End"
         )
     comment = _comment_fields(record.get("Comment", ""))
-    name = record["JobName"] or None
+    wckey = record.get("WCKey", "").strip().removeprefix("*") or None
+    array = _ARRAY_TASK.fullmatch(job_id)
+    run_groups = {
+        "comment": comment.get("run_group"),
+        "wckey": wckey,
+        "array": array.group("array") if array else None,
+    }
     return {
         "job_id": job_id,
+        "scheduler_job_id": job_id,
         "cluster": _cluster(path, number, record, cluster),
-        "name": name,
+        "name": record["JobName"] or None,
         "account": _required(path, number, record, "Account"),
-        "project": record.get("WCKey", "").removeprefix("*") or comment.get("project"),
+        "project": wckey or comment.get("project"),
         "user": record["User"] or None,
+        "partition": record.get("Partition") or None,
+        "qos": record.get("QOS") or None,
         "nodes": nodes,
         "gpu_model": gpus.model,
         "gpu_count": gpus.count,
+        "gpu_ids": None,
+        "mig_profile": gpus.mig_profile,
         "start": start,
         "end": end,
         "state": state,
-        "run_group": comment.get("run_group") or name or job_id,
+        "run_group": next((run_groups[key] for key in run_group_from if run_groups[key]), None),
         "checkpoint_uri": comment.get("checkpoint"),
     }
 
@@ -285,10 +413,14 @@ def _time(path: Path, number: int, record: dict[str, str], field: str, zone: Zon
 def _gpus(path: Path, number: int, tres: str) -> _Gpus:
     """GPUs in AllocTRES: generic ``gres/gpu=N``, else the sum of typed ``gres/gpu:<type>=N``.
 
-    ``gres/gpuutil`` (a high-water mark, not an average) and ``gres/gpumem`` are ignored.
+    A MIG-profile type (``1g.10gb``, ``a100_3g.40gb``) counts slices and names the profile (one profile only,
+    else null) and its model prefix, if any, the model. ``gres/gpuutil`` (a high-water mark, not an average)
+    and ``gres/gpumem`` are ignored.
     """
     generic: int | None = None
     typed: dict[str, int] = {}
+    models: set[str] = set()
+    profiles: set[str] = set()
     for entry in tres.split(",") if tres else []:
         key, sep, value = entry.partition("=")
         if not (sep and key and value):
@@ -306,9 +438,18 @@ def _gpus(path: Path, number: int, tres: str) -> _Gpus:
         else:
             gpu_type = key.removeprefix("gres/gpu:")
             typed[gpu_type] = typed.get(gpu_type, 0) + int(value)
+            mig = _MIG_TYPE.fullmatch(gpu_type)
+            if mig:
+                profiles.add(mig.group("profile").lower())
+            model = mig.group("model") if mig else gpu_type
+            if model:
+                models.add(model.upper())
     count = generic if generic is not None else sum(typed.values())
-    model = next(iter(typed)).upper() if len(typed) == 1 else None
-    return _Gpus(count=count, model=model)
+    return _Gpus(
+        count=count,
+        model=next(iter(models)) if len(models) == 1 else None,
+        mig_profile=next(iter(profiles)) if len(profiles) == 1 else None,
+    )
 
 
 def _comment_fields(comment: str) -> dict[str, str]:

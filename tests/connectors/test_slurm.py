@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from connectors.telemetry.slurm import expand_nodelist, read_sacct
+from connectors.telemetry.slurm import expand_nodelist, read_gpu_map, read_sacct, with_gpu_ids
 from models.errors import InputError
 from models.telemetry import JOB_STATES, JOBS_SCHEMA
 
@@ -75,8 +75,12 @@ def _utc(day: int, hour: int, minute: int = 0) -> dt.datetime:
 
 
 def _expected(rows: list[dict[str, object]], source: str = "slurm") -> pl.DataFrame:
-    defaults = {"cluster": "helios", "project": None, "gpu_model": None, "checkpoint_uri": None, "source": source}
-    return pl.DataFrame([{**defaults, **row} for row in rows], schema=JOBS_SCHEMA)
+    defaults = {name: None for name in JOBS_SCHEMA.names()} | {
+        "cluster": "helios",
+        "partition": "gpu",
+        "source": source,
+    }
+    return pl.DataFrame([{**defaults, "scheduler_job_id": row["job_id"], **row} for row in rows], schema=JOBS_SCHEMA)
 
 
 def _simple(job_id: str, name: str, node: str, gpus: int, start: dt.datetime, end: dt.datetime, state: str) -> dict:
@@ -90,7 +94,6 @@ def _simple(job_id: str, name: str, node: str, gpus: int, start: dt.datetime, en
         "start": start,
         "end": end,
         "state": state,
-        "run_group": name,
     }
 
 
@@ -127,7 +130,6 @@ def test_sacct_jobs_parse_exactly(tmp_path):
                 "start": _utc(4, 0, 10),
                 "end": _utc(4, 1),
                 "state": "OUT_OF_MEMORY",
-                "run_group": "llama-pt",
             },
             {
                 "job_id": "1003_7",
@@ -141,7 +143,6 @@ def test_sacct_jobs_parse_exactly(tmp_path):
                 "start": _utc(3, 18),
                 "end": _utc(3, 18, 30),
                 "state": "FAILED",
-                "run_group": "sweep",
             },
             {
                 "job_id": "1004",
@@ -153,7 +154,6 @@ def test_sacct_jobs_parse_exactly(tmp_path):
                 "start": _utc(3, 17),
                 "end": _utc(3, 17, 20),
                 "state": "CANCELLED",
-                "run_group": "mixed",
             },
             {
                 "job_id": "1005",
@@ -165,7 +165,6 @@ def test_sacct_jobs_parse_exactly(tmp_path):
                 "start": _utc(4, 2),
                 "end": None,
                 "state": "RUNNING",
-                "run_group": "eval",
             },
             _simple("1009", "long", "gpu-06", 1, _utc(3, 8), _utc(3, 12), "TIMEOUT"),
             _simple("1010", "unlucky", "gpu-07", 2, _utc(3, 9), _utc(3, 10), "NODE_FAIL"),
@@ -193,18 +192,23 @@ def test_gzip_file_and_cluster_argument(tmp_path):
         [
             {
                 "job_id": "77",
+                "scheduler_job_id": "77",
                 "cluster": "orion",
                 "name": "train",
                 "account": "ml",
                 "project": None,
                 "user": "alice",
+                "partition": "gpu",
+                "qos": None,
                 "nodes": ["gpu-01"],
                 "gpu_model": None,
                 "gpu_count": 2,
+                "gpu_ids": None,
+                "mig_profile": None,
                 "start": _utc(3, 14),
                 "end": _utc(3, 15),
                 "state": "COMPLETED",
-                "run_group": "train",
+                "run_group": None,
                 "checkpoint_uri": None,
                 "source": "slurm-orion",
             }
@@ -223,6 +227,8 @@ def test_unix_second_times_and_crlf_line_endings(tmp_path):
     )
     jobs = read_sacct(path, cluster="c", timezone="Asia/Kolkata")
     assert jobs.select("start", "end").row(0) == (_utc(3, 14), _utc(3, 15))
+    # Without the optional fields: no partition, QOS, project or run group.
+    assert jobs.select("partition", "qos", "project", "run_group").row(0) == (None, None, None, None)
 
 
 def test_header_only_gives_an_empty_frame(tmp_path):
@@ -360,3 +366,142 @@ def test_expand_nodelist(expr, nodes):
 def test_expand_nodelist_rejects_bad_expressions(expr, message):
     with pytest.raises(ValueError, match=message):
         expand_nodelist(expr)
+
+
+REQUEUE_HEADER = "JobID|JobName|Partition|QOS|Account|User|NodeList|AllocTRES|Start|End|State"
+
+
+def _requeue_line(job_id: str, node: str, start: str, end: str, state: str) -> str:
+    return f"{job_id}|pretrain|gpu|high|ml|alice|{node}|gres/gpu=8|{start}|{end}|{state}"
+
+
+def test_requeued_attempts_are_numbered_in_start_order(tmp_path):
+    # sacct --duplicates: every attempt of 3001 (not in start order), the last one its final state.
+    path = tmp_path / "sacct.txt"
+    lines = [
+        REQUEUE_HEADER,
+        _requeue_line("3001", "gpu-01", "2026-11-03T10:00:00", "2026-11-03T11:00:00", "REQUEUED"),
+        _requeue_line("3001", "gpu-03", "2026-11-03T12:00:00", "2026-11-03T13:00:00", "COMPLETED"),
+        _requeue_line("3001", "gpu-02", "2026-11-03T11:05:00", "2026-11-03T11:30:00", "NODE_FAIL"),
+        _requeue_line("3002", "gpu-04", "2026-11-03T10:00:00", "2026-11-03T11:00:00", "COMPLETED"),
+        _requeue_line("3003_7", "gpu-05", "2026-11-03T10:00:00", "2026-11-03T10:10:00", "PREEMPTED"),
+        _requeue_line("3003_7", "gpu-05", "2026-11-03T10:20:00", "Unknown", "RUNNING"),
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    jobs = read_sacct(path, cluster="helios")
+    assert jobs.select("job_id", "scheduler_job_id", "nodes", "state", "partition", "qos").rows() == [
+        ("3001#1", "3001", ["gpu-01"], "PREEMPTED", "gpu", "high"),
+        ("3001", "3001", ["gpu-03"], "COMPLETED", "gpu", "high"),
+        ("3001#2", "3001", ["gpu-02"], "NODE_FAIL", "gpu", "high"),
+        ("3002", "3002", ["gpu-04"], "COMPLETED", "gpu", "high"),
+        ("3003_7#1", "3003_7", ["gpu-05"], "PREEMPTED", "gpu", "high"),
+        ("3003_7", "3003_7", ["gpu-05"], "RUNNING", "gpu", "high"),
+    ]
+    # No run group given: requeues share their scheduler_job_id, never a name-made group.
+    assert jobs["run_group"].is_null().all()
+
+
+RUN_GROUP_HEADER = "JobID|JobName|Account|User|WCKey|Comment|NodeList|AllocTRES|Start|End|State"
+
+
+@pytest.mark.parametrize(
+    ("job_id", "wckey", "comment", "run_group_from", "run_group"),
+    [
+        ("4000_3", "*wk", "note; run_group=rg-c", ("comment",), "rg-c"),
+        ("4000_3", "*wk", "note; run_group=rg-c", ("wckey", "comment"), "wk"),
+        ("4000_3", "*wk", "note; run_group=rg-c", ("array", "wckey"), "4000"),
+        ("4000", "*wk", "", ("array", "wckey"), "wk"),
+        ("4000_3", "*", "", ("wckey", "comment"), None),
+        ("4000_3", "", "checkpoint=s3://x/", ("wckey", "comment"), None),
+        ("4000_3", "*wk", "run_group=rg-c", (), None),
+    ],
+)
+def test_run_group_comes_from_the_configured_fields_in_order(
+    tmp_path, job_id, wckey, comment, run_group_from, run_group
+):
+    path = tmp_path / "sacct.txt"
+    line = f"{job_id}|train|ml|alice|{wckey}|{comment}|gpu-01|gres/gpu=1|2026-11-03T10:00:00|2026-11-03T11:00:00|FAILED"
+    path.write_text(f"{RUN_GROUP_HEADER}\n{line}\n")
+    jobs = read_sacct(path, cluster="c", run_group_from=run_group_from)
+    assert jobs["run_group"].to_list() == [run_group]
+
+
+def test_an_unknown_run_group_source_is_refused(tmp_path):
+    path = tmp_path / "sacct.txt"
+    path.write_text(RUN_GROUP_HEADER + "\n")
+    with pytest.raises(ValueError, match="unknown run_group_from \\['name'\\]"):
+        read_sacct(path, cluster="c", run_group_from=("comment", "name"))
+
+
+@pytest.mark.parametrize(
+    ("tres", "count", "model", "profile"),
+    [
+        ("cpu=4,gres/gpu:1g.10gb=2,gres/gpu=2", 2, None, "1g.10gb"),
+        ("cpu=4,gres/gpu:3g.40gb=1", 1, None, "3g.40gb"),
+        ("gres/gpu:a100_3g.40gb=3", 3, "A100", "3g.40gb"),
+        ("gres/gpu:h100=1,gres/gpu:1g.10gb=2,gres/gpu=3", 3, "H100", "1g.10gb"),
+        ("gres/gpu:1g.10gb=1,gres/gpu:2g.20gb=1,gres/gpu=2", 2, None, None),
+        ("gres/gpu:h100=8,gres/gpu=8", 8, "H100", None),
+    ],
+)
+def test_mig_profiles_in_alloc_tres(tmp_path, tres, count, model, profile):
+    path = tmp_path / "sacct.txt"
+    line = f"9|nb|ml|alice|gpu-01|{tres}|2026-11-03T10:00:00|2026-11-03T11:00:00|COMPLETED"
+    path.write_text(f"JobID|JobName|Account|User|NodeList|AllocTRES|Start|End|State\n{line}\n")
+    assert read_sacct(path, cluster="c").select("gpu_count", "gpu_model", "mig_profile").row(0) == (
+        count,
+        model,
+        profile,
+    )
+
+
+def test_a_prolog_gpu_map_fills_gpu_ids(tmp_path):
+    sacct = tmp_path / "sacct.txt"
+    lines = [
+        REQUEUE_HEADER,
+        _requeue_line("5001", "gpu-[01-02]", "2026-11-03T10:00:00", "2026-11-03T11:00:00", "REQUEUED"),
+        _requeue_line("5001", "gpu-[01-02]", "2026-11-03T11:00:00", "2026-11-03T12:00:00", "COMPLETED"),
+        _requeue_line("5002", "gpu-03", "2026-11-03T10:00:00", "2026-11-03T11:00:00", "COMPLETED"),
+        # Only one of its two nodes is in the map: its GPUs are not known.
+        _requeue_line("5003", "gpu-01,gpu-04", "2026-11-03T10:00:00", "2026-11-03T11:00:00", "COMPLETED"),
+    ]
+    sacct.write_text("\n".join(lines) + "\n")
+    gpu_map = tmp_path / "gpus.csv"
+    gpu_map.write_text('job_id,node,gpus\n5001,gpu-01,0-1\n5001,gpu-02,"0,3"\n5003,gpu-01,4-7\n')
+    jobs = with_gpu_ids(read_sacct(sacct, cluster="helios"), read_gpu_map(gpu_map), cluster="helios")
+    both = ["gpu-01:0", "gpu-01:1", "gpu-02:0", "gpu-02:3"]
+    assert jobs.select("job_id", "gpu_ids").rows() == [("5001#1", both), ("5001", both), ("5002", None), ("5003", None)]
+    # The map is the configured cluster's: another cluster's job 5001 is not it.
+    other = with_gpu_ids(read_sacct(sacct, cluster="orion"), read_gpu_map(gpu_map), cluster="helios")
+    assert other["gpu_ids"].is_null().all()
+
+
+@pytest.mark.parametrize(
+    ("line", "column", "message"),
+    [
+        ("5002,gpu-02,0-", "gpus", "'0-' is not a list of GPU indices"),
+        ("5002,gpu-02,", "gpus", "'' is not a list of GPU indices"),
+        ("5002,gpu-02,3-1", "gpus", "range '3-1' runs backwards"),
+        ('5002,gpu-02,"0-2,1"', "gpus", "a GPU is listed twice"),
+        ("5002,gpu-02,GPU-1234", "gpus", "not a list of GPU indices"),
+        ("5002.batch,gpu-02,0", "job_id", "invalid job id '5002.batch'"),
+        (",gpu-02,0", "job_id", "invalid job id ''"),
+        ("5002,gpu 02,0", "node", "invalid node name"),
+        ("5001,gpu-01,2", "node", "job 5001 on gpu-01 is listed twice"),
+        ("5002,gpu-02", None, "2 fields, the header has 3"),
+    ],
+)
+def test_a_bad_gpu_map_names_file_row_and_column(tmp_path, line, column, message):
+    path = tmp_path / "gpus.csv"
+    path.write_text(f"job_id,node,gpus\n5001,gpu-01,0-1\n{line}\n")
+    with pytest.raises(InputError, match=message) as caught:
+        read_gpu_map(path)
+    assert (caught.value.file, caught.value.row, caught.value.column) == (str(path), 2, column)
+
+
+def test_a_gpu_map_needs_its_columns(tmp_path):
+    path = tmp_path / "gpus.csv"
+    path.write_text("job_id,host,gpus\n")
+    with pytest.raises(InputError, match="required column is missing") as caught:
+        read_gpu_map(path)
+    assert caught.value.column == "node"
