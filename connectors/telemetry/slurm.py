@@ -226,7 +226,7 @@ def number_attempts(jobs: pl.DataFrame) -> pl.DataFrame:
 def read_gpu_map(path: Path) -> dict[tuple[str, str], tuple[int, ...]]:
     """(JobID, node) -> GPU indices, from a prolog-written CSV ``job_id,node,gpus``.
 
-    ``gpus`` is ``CUDA_VISIBLE_DEVICES``-style indices as Slurm prints them: ``0-3``, ``0,2``, ``0-1,4``.
+    ``gpus`` is indices as ``parse_gpu_indices`` reads them (``0-3``, ``0,2``).
     Rows are 1-based data rows (the header is not counted); a (job_id, node) listed twice is refused.
     """
     try:
@@ -251,23 +251,30 @@ def read_gpu_map(path: Path) -> dict[tuple[str, str], tuple[int, ...]]:
                     raise InputError(path, f"invalid node name {node!r}", row=row, column="node")
                 if (job_id, node) in gpu_map:
                     raise InputError(path, f"job {job_id} on {node} is listed twice", row=row, column="node")
-                gpu_map[job_id, node] = _gpu_indices(path, row, gpus)
+                try:
+                    gpu_map[job_id, node] = parse_gpu_indices(gpus)
+                except ValueError as exc:
+                    raise InputError(path, str(exc), row=row, column="gpus") from exc
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise InputError(path, f"unreadable: {exc}") from exc
     return gpu_map
 
 
-def _gpu_indices(path: Path, row: int, text: str) -> tuple[int, ...]:
+def parse_gpu_indices(text: str) -> tuple[int, ...]:
+    """GPU indices as Slurm and CUDA_VISIBLE_DEVICES print them: ``0-3``, ``0,2``, ``0-1,4``.
+
+    Raises ValueError for anything else, a backwards range or an index listed twice.
+    """
     if not _GPU_INDICES.fullmatch(text):
-        raise InputError(path, f"{text!r} is not a list of GPU indices (e.g. 0-3 or 0,2)", row=row, column="gpus")
+        raise ValueError(f"{text!r} is not a list of GPU indices (e.g. 0-3 or 0,2)")
     indices: list[int] = []
     for part in text.split(","):
         low, _, high = part.partition("-")
         if high and int(high) < int(low):
-            raise InputError(path, f"range {part!r} runs backwards", row=row, column="gpus")
+            raise ValueError(f"range {part!r} runs backwards")
         indices.extend(range(int(low), int(high or low) + 1))
     if len(set(indices)) < len(indices):
-        raise InputError(path, f"a GPU is listed twice in {text!r}", row=row, column="gpus")
+        raise ValueError(f"a GPU is listed twice in {text!r}")
     return tuple(indices)
 
 
