@@ -7,26 +7,40 @@ Times are ISO 8601; naive times are UTC.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
 import polars as pl
 
-from connectors.telemetry.slurm import expand_nodelist
+from connectors.telemetry.slurm import expand_nodelist, parse_gpu_indices
 from gpuledger.normalize.files import cast_expr, first_bad_row, read_raw
-from gpuledger.telemetry.samples import aggregate_samples
+from gpuledger.telemetry.samples import SampleAggregation, aggregate_samples
 from gpuledger.warehouse.sqlfiles import quote_ident
 from models.errors import InputError
-from models.telemetry import JOB_STATES, JOBS_SCHEMA
-
-DEFAULT_METRIC = "file:utilization"
+from models.telemetry import DCGM_FB_USED, JOB_STATES, JOBS_SCHEMA, SAMPLE_FILE_METRICS
 
 _JOBS_REQUIRED = ("job_id", "nodes", "gpu_count", "start", "state")
-_JOBS_TEXT = ("name", "project", "user", "gpu_model", "run_group", "checkpoint_uri")
-_SAMPLES_REQUIRED = ("node", "gpu", "timestamp", "utilization")
-_SAMPLES_TEXT = ("job_id", "instance_id")
+_JOBS_TEXT = (
+    "scheduler_job_id",
+    "name",
+    "project",
+    "user",
+    "partition",
+    "qos",
+    "gpu_model",
+    "gpus",
+    "mig_profile",
+    "run_group",
+    "checkpoint_uri",
+)
+_SAMPLES_REQUIRED = ("node", "gpu", "timestamp")
+_SAMPLES_TEXT = ("gpu_instance", "mig_profile", "job_id", "instance_id")
+_UTILIZATION = "utilization"
+"""The value column whose metric the optional ``metric`` column names."""
+# regexp_full_match pattern of a MIG profile ("1g.10gb", "3g.40gb"), compared in lower case.
+_MIG_PROFILE = r"[0-9]+g\.[0-9]+gb"
 
 
 @dataclass(frozen=True)
@@ -70,10 +84,12 @@ def _timestamp(column: str) -> _Check:
 def read_jobs_file(path: Path, *, cluster: str | None = None, source: str = "files") -> pl.DataFrame:
     """Jobs (``JOBS_SCHEMA``) of a CSV or Parquet file, in file order; jobs without GPUs are left out.
 
-    Columns: job_id, cluster (unless ``cluster`` is given), name?, account (or team), project?, user?,
-    nodes (``;``-separated and/or Slurm hostlist expressions; a list in Parquet), gpu_model?, gpu_count,
-    start, end? (empty while running), state (one of JOB_STATES), run_group? (default: name, else job_id),
-    checkpoint_uri?.
+    Columns: job_id, scheduler_job_id? (default job_id; an attempt's id may differ, e.g. ``1234#1``), cluster
+    (unless ``cluster`` is given), name?, account (or team), project?, user?, partition?, qos?, nodes
+    (``;``-separated and/or Slurm hostlist expressions; a list in Parquet), gpu_model?, gpu_count, gpus? (which
+    GPUs: ``0-1`` = those indices on every node, or per node ``gpu-01:0-1;gpu-02:0,3``; for whole GPUs it must
+    name gpu_count of them), mig_profile? (``1g.10gb``: gpu_count counts slices), start, end? (empty while
+    running), state (one of JOB_STATES), run_group? (only as given: empty is no run group), checkpoint_uri?.
     """
     with duckdb.connect() as con:
         con.execute("SET TimeZone = 'UTC'")
@@ -101,6 +117,8 @@ def read_jobs_file(path: Path, *, cluster: str | None = None, source: str = "fil
                 {"job_states": list(JOB_STATES)},
             ),
         ]
+        if "mig_profile" in types:
+            checks.append(_mig_profile())
         if "end" in types:
             checks.append(_timestamp("end"))
         if "cluster" in types and not cluster:
@@ -113,7 +131,8 @@ def read_jobs_file(path: Path, *, cluster: str | None = None, source: str = "fil
             f"{cast_expr('job_id', types['job_id'], 'VARCHAR')} AS job_id",
             f"{_cluster_expr(types)} AS cluster",
             f"{cast_expr(owner, types[owner], 'VARCHAR')} AS account",
-            *(f"{_optional_text(name, types)} AS {quote_ident(name)}" for name in _JOBS_TEXT),
+            *(f"{_optional_text(name, types)} AS {quote_ident(name)}" for name in _JOBS_TEXT if name != "mig_profile"),
+            f"lower({_optional_text('mig_profile', types)}) AS mig_profile",
             f"{nodes} AS nodes",
             f"CAST({_text(quote_ident('gpu_count'))} AS INTEGER) AS gpu_count",
             f"{cast_expr('start', types['start'], 'TIMESTAMPTZ')} AS start",
@@ -137,7 +156,8 @@ def _owner_column(path: Path, types: dict[str, str]) -> str:
 
 
 def _jobs(path: Path, frame: pl.DataFrame, source: str) -> pl.DataFrame:
-    """Expand nodes and check what SQL cannot: end against start and state, one row per (cluster, job_id)."""
+    """Expand nodes and GPUs and check what SQL cannot: end against start and state, one row per
+    (cluster, job_id)."""
     rows: dict[str, list[object]] = {name: [] for name in JOBS_SCHEMA.names()}
     seen: set[tuple[str, str]] = set()
     for index, job in enumerate(frame.iter_rows(named=True)):
@@ -154,7 +174,8 @@ def _jobs(path: Path, frame: pl.DataFrame, source: str) -> pl.DataFrame:
         if job["gpu_count"] == 0:
             continue
         job["nodes"] = _nodes(path, row, job["nodes"])
-        job["run_group"] = job["run_group"] or job["name"] or job["job_id"]
+        job["gpu_ids"] = _gpu_ids(path, row, job)
+        job["scheduler_job_id"] = job["scheduler_job_id"] or job["job_id"]
         job["source"] = source
         for name in JOBS_SCHEMA.names():
             rows[name].append(job[name])
@@ -179,20 +200,51 @@ def _nodes(path: Path, row: int, value: str | list[str | None] | None) -> list[s
     return nodes
 
 
+def _gpu_ids(path: Path, row: int, job: dict[str, object]) -> list[str] | None:
+    """``node:index`` of a ``gpus`` value: indices for every node (``0-1``) or per node (``gpu-01:0-1;gpu-02:3``)."""
+    value, nodes = job["gpus"], job["nodes"]
+    if value is None:
+        return None
+    assert isinstance(value, str) and isinstance(nodes, list)
+    try:
+        if ":" not in value:
+            indices = parse_gpu_indices(value)
+            ids = [f"{node}:{index}" for node in nodes for index in indices]
+        else:
+            held: dict[str, tuple[int, ...]] = {}
+            for part in value.split(";"):
+                node, _, text = (piece.strip() for piece in part.partition(":"))
+                if node not in nodes:
+                    raise ValueError(f"{node!r} is not one of the job's nodes")
+                if node in held:
+                    raise ValueError(f"node {node!r} is listed twice")
+                held[node] = parse_gpu_indices(text)
+            ids = [f"{node}:{index}" for node in nodes for index in held.get(node, ())]
+    except ValueError as exc:
+        raise InputError(path, str(exc), row=row, column="gpus") from exc
+    # MIG slices are counted, not the GPUs they are cut from: only whole GPUs must match the count.
+    if job["mig_profile"] is None and len(ids) != job["gpu_count"]:
+        raise InputError(path, f"names {len(ids)} GPU(s), gpu_count is {job['gpu_count']}", row=row, column="gpus")
+    return ids
+
+
 def read_samples_file(
     path: Path | Sequence[Path],
     *,
     cluster: str | None = None,
-    idle_threshold: float,
+    aggregation: SampleAggregation,
     interval_seconds: float,
-    source: str = "files",
     con: duckdb.DuckDBPyConnection | None = None,
 ) -> pl.DataFrame:
-    """Hourly GPU activity (``GPU_ACTIVITY_SCHEMA``) of utilization sample files (CSV or Parquet).
+    """Hourly GPU activity (``GPU_ACTIVITY_SCHEMA``) of GPU sample files (CSV or Parquet).
 
-    Columns: node, gpu, timestamp, utilization (ratio 0..1), metric? (default ``file:utilization``),
-    job_id?, instance_id?, cluster (unless ``cluster`` is given). Samples stay in DuckDB; ``con`` lends
-    its database and settings (a cursor of it is used, so its session is left as it was).
+    Columns: node, gpu, gpu_instance? and mig_profile? (a MIG slice), timestamp, job_id?, instance_id?, cluster
+    (unless ``cluster`` is given), and one or more value columns (``SAMPLE_FILE_METRICS``): utilization,
+    sm_active, tensor_active, dram_active, engine_active, gpu_util (ratios 0..1), fb_used_mib (MiB, not
+    negative); metric? names the metric of the utilization column (default ``file:utilization``). An empty
+    value is no sample of that metric, unless the file has only one value column. Each value is one sample of
+    its metric; ``aggregation`` picks the pricing metric per GPU-hour. Samples stay in DuckDB; ``con`` lends its
+    database and settings (a cursor of it is used, so its session is left as it was).
     """
     files = [path] if isinstance(path, Path) else list(path)
     if not files:
@@ -202,45 +254,73 @@ def read_samples_file(
         raw = read_raw(session, files)
         types = {name: str(sql_type) for name, sql_type in zip(raw.columns, raw.types, strict=True)}
         _require_columns(files[0], types, (*_SAMPLES_REQUIRED, *(() if cluster else ("cluster",))))
+        values = [name for name in SAMPLE_FILE_METRICS if name in types]
+        if not values:
+            raise InputError(
+                files[0], f"no value column: one of {', '.join(SAMPLE_FILE_METRICS)} is required", column=_UTILIZATION
+            )
         raw.create_view("samples_raw")
         checks = [
             _required_value("node"),
             _required_value("gpu"),
             _required_value("timestamp"),
             _timestamp("timestamp"),
-            _required_value("utilization"),
-            _Check(
-                "utilization",
-                "{t} IS NOT NULL AND TRY_CAST({t} AS DOUBLE) IS NULL",
-                "{value!r} is not a number",
-                typed="{t} IS NOT NULL AND TRY_CAST({t} AS DOUBLE) IS NULL",
-            ),
-            _Check(
-                "utilization",
-                "NOT (TRY_CAST({t} AS DOUBLE) BETWEEN 0 AND 1)",
-                "utilization {value} is outside 0..1; it is a ratio (divide percentages by 100)",
-                typed="NOT (TRY_CAST({t} AS DOUBLE) BETWEEN 0 AND 1)",
-            ),
+            *(_required_value(name) for name in values if len(values) == 1),
+            *(check for name in values for check in _sample_value(name)),
         ]
+        if "mig_profile" in types:
+            checks.append(_mig_profile())
         if "cluster" in types and not cluster:
             checks.append(_required_value("cluster"))
         _check(session, files, "samples_raw", checks, types)
         _bind_defaults(session, cluster)
-        metric = f"coalesce({_optional_text('metric', types)}, sample_defaults.default_metric)"
-        selects = [
+        _bind_sample_metrics(session, values)
+        keys = [
             f"{_cluster_expr(types)} AS cluster",
             f"{cast_expr('node', types['node'], 'VARCHAR')} AS node",
             f"{cast_expr('gpu', types['gpu'], 'VARCHAR')} AS gpu",
-            f"{_sample_time(types['timestamp'])} AS ts",
-            f"{cast_expr('utilization', types['utilization'], 'DOUBLE')} AS utilization",
-            f"{metric} AS metric",
             *(f"{_optional_text(name, types)} AS {quote_ident(name)}" for name in _SAMPLES_TEXT),
+            f"{_sample_time(types['timestamp'])} AS ts",
+            f"{_optional_text('metric', types)} AS row_metric",
         ]
-        # columns from the files' header, quoted; configured values bound in sample_defaults
-        samples = session.sql(f"SELECT {', '.join(selects)} FROM samples_raw CROSS JOIN sample_defaults")  # noqa: S608
-        return aggregate_samples(
-            session, samples, idle_threshold=idle_threshold, interval_seconds=interval_seconds, source=source
+        casts = [f"{cast_expr(name, types[name], 'DOUBLE')} AS {quote_ident(name)}" for name in values]
+        # columns from the files' header, quoted; configured values bound in sample_defaults and sample_metrics
+        wide = f"SELECT {', '.join(keys + casts)} FROM samples_raw CROSS JOIN sample_defaults"  # noqa: S608
+        columns = ", ".join(quote_ident(name) for name in values)
+        # One row per non-empty value (UNPIVOT leaves NULLs out), streamed: samples never leave DuckDB.
+        samples = session.sql(
+            "SELECT cluster, node, gpu, gpu_instance, lower(mig_profile) AS mig_profile, ts,"  # noqa: S608
+            " CASE WHEN sample_metrics.takes_row_metric THEN coalesce(row_metric, sample_metrics.metric)"
+            " ELSE sample_metrics.metric END AS metric, value, job_id, instance_id"
+            f" FROM (UNPIVOT ({wide}) ON {columns} INTO NAME value_column VALUE value)"
+            " JOIN sample_metrics USING (value_column)"
         )
+        return aggregate_samples(session, samples, aggregation, interval_seconds=interval_seconds)
+
+
+def _sample_value(column: str) -> list[_Check]:
+    """A number: a ratio 0..1, or for the framebuffer a finite number of MiB, not negative."""
+    number = _Check(
+        column,
+        "{t} IS NOT NULL AND TRY_CAST({t} AS DOUBLE) IS NULL",
+        "{value!r} is not a number",
+        typed="{t} IS NOT NULL AND TRY_CAST({t} AS DOUBLE) IS NULL",
+    )
+    if SAMPLE_FILE_METRICS[column] == DCGM_FB_USED:
+        bounded = "NOT (isfinite(TRY_CAST({t} AS DOUBLE)) AND TRY_CAST({t} AS DOUBLE) >= 0)"
+        return [number, _Check(column, bounded, f"{column} {{value}} is not a number of MiB >= 0", typed=bounded)]
+    ratio = "NOT (TRY_CAST({t} AS DOUBLE) BETWEEN 0 AND 1)"
+    problem = f"{column} {{value}} is outside 0..1; it is a ratio (divide percentages by 100)"
+    return [number, _Check(column, ratio, problem, typed=ratio)]
+
+
+def _mig_profile() -> _Check:
+    return _Check(
+        "mig_profile",
+        "{t} IS NOT NULL AND NOT regexp_full_match(lower({t}), $mig_profile)",
+        "{value!r} is not a MIG profile (e.g. 1g.10gb)",
+        {"mig_profile": _MIG_PROFILE},
+    )
 
 
 def _sample_time(raw_type: str) -> str:
@@ -265,9 +345,22 @@ def _bind_defaults(con: duckdb.DuckDBPyConnection, cluster: str | None) -> None:
     """Configured values as a one-row table: a relation built with bound parameters is materialized
     eagerly, which would pull every sample into memory before aggregating."""
     con.execute(
-        "CREATE OR REPLACE TEMP TABLE sample_defaults AS SELECT CAST($cluster AS VARCHAR) AS default_cluster,"
-        " CAST($default_metric AS VARCHAR) AS default_metric",
-        {"cluster": cluster, "default_metric": DEFAULT_METRIC},
+        "CREATE OR REPLACE TEMP TABLE sample_defaults AS SELECT CAST($cluster AS VARCHAR) AS default_cluster",
+        {"cluster": cluster},
+    )
+
+
+def _bind_sample_metrics(con: duckdb.DuckDBPyConnection, values: Sequence[str]) -> None:
+    """The metric of each value column, as a table (bound, like ``sample_defaults``); the utilization column's
+    is the default of the row's ``metric`` column."""
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE sample_metrics AS SELECT unnest($columns) AS value_column,"
+        " unnest($metrics) AS metric, unnest($columns) = $utilization AS takes_row_metric",
+        {
+            "columns": list(values),
+            "metrics": [SAMPLE_FILE_METRICS[name] for name in values],
+            "utilization": _UTILIZATION,
+        },
     )
 
 
@@ -335,19 +428,26 @@ def _read_byte_counts(
     checks: Sequence[_Check],
     casts: dict[str, str],
     cluster: str | bool | None = False,
+    optional: Mapping[str, str] | None = None,
 ) -> pl.DataFrame:
     """Shared reader of the byte-count files: required columns present, every check passed, then each column
-    cast to its type in ``casts``. ``cluster`` False: the file has no cluster; else the row's or this one."""
+    cast to its type in ``casts``. ``cluster`` False: the file has no cluster; else the row's or this one.
+    ``optional`` columns are cast likewise when the file has them, else NULL; checks of absent ones are skipped."""
     with duckdb.connect() as con:
         con.execute("SET TimeZone = 'UTC'")
         raw = read_raw(con, [path])
         types = {name: str(sql_type) for name, sql_type in zip(raw.columns, raw.types, strict=True)}
         _require_columns(path, types, (*required, *(("cluster",) if cluster is None else ())))
         raw.create_view("counts_raw")
-        _check(con, [path], "counts_raw", [*(_required_value(c) for c in required), *checks], types)
+        present = [check for check in checks if check.column in types]
+        _check(con, [path], "counts_raw", [*(_required_value(c) for c in required), *present], types)
         _bind_defaults(con, cluster or None)
         columns = [
             f"{cast_expr(name, types[name], sql_type)} AS {quote_ident(name)}" for name, sql_type in casts.items()
+        ]
+        columns += [
+            f"{cast_expr(name, types[name], sql_type) if name in types else f'NULL::{sql_type}'} AS {quote_ident(name)}"
+            for name, sql_type in (optional or {}).items()
         ]
         if cluster is not False:
             columns.insert(0, f"{_cluster_expr(types)} AS cluster")
@@ -356,7 +456,8 @@ def _read_byte_counts(
 
 
 def read_checkpoint_inventory(path: Path) -> pl.DataFrame:
-    """Stored checkpoint bytes: ``as_of`` (time of the listing), ``uri`` (``s3://bucket/key-or-prefix``), ``bytes``.
+    """Stored checkpoint bytes: ``as_of`` (time of the listing), ``uri`` (``s3://bucket/key-or-prefix``), ``bytes``,
+    ``last_modified``? (when the object was last written, e.g. S3 Inventory's LastModifiedDate; empty if unknown).
 
     One row per object or prefix and listing, e.g. from S3 Inventory or ``aws s3 ls --recursive --summarize``.
     The split shares a checkpoint bucket's storage charge by these bytes (newest listing before it ends).
@@ -365,9 +466,11 @@ def read_checkpoint_inventory(path: Path) -> pl.DataFrame:
         _timestamp("as_of"),
         _Check("uri", "{t} IS NOT NULL AND NOT regexp_matches({t}, '^[a-z0-9]+://[^/]+')", "{value!r} is not a URI"),
         _whole_number("bytes"),
+        _timestamp("last_modified"),
     ]
     casts = {"as_of": "TIMESTAMPTZ", "uri": "VARCHAR", "bytes": "BIGINT"}
-    return _read_byte_counts(path, ("as_of", "uri", "bytes"), checks, casts)
+    optional = {"last_modified": "TIMESTAMPTZ"}
+    return _read_byte_counts(path, ("as_of", "uri", "bytes"), checks, casts, optional=optional)
 
 
 def read_egress_file(path: Path, *, cluster: str | None = None) -> pl.DataFrame:

@@ -12,8 +12,20 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from gpuledger.telemetry.files import read_checkpoint_inventory, read_egress_file, read_jobs_file, read_samples_file
+from gpuledger.telemetry.samples import SampleAggregation
 from models.errors import InputError
-from models.telemetry import GPU_ACTIVITY_SCHEMA, JOBS_SCHEMA
+from models.telemetry import (
+    DCGM_DRAM_ACTIVE,
+    DCGM_ENGINE_ACTIVE,
+    DCGM_GPU_UTIL,
+    DCGM_SM_ACTIVE,
+    DCGM_TENSOR_ACTIVE,
+    FILE_UTILIZATION,
+    GPU_ACTIVITY_SCHEMA,
+    JOBS_SCHEMA,
+)
+
+FILES = SampleAggregation("files", idle_threshold=0.05)
 
 
 def _utc(hour: int, minute: int = 0, day: int = 3) -> dt.datetime:
@@ -42,6 +54,7 @@ def test_jobs_csv_parses_exactly_and_keeps_leading_zero_ids(tmp_path):
         [
             _job(
                 job_id="007",
+                scheduler_job_id="007",
                 name="llama-pt",
                 account="ml-research",
                 project="llm",
@@ -52,12 +65,13 @@ def test_jobs_csv_parses_exactly_and_keeps_leading_zero_ids(tmp_path):
                 start=_utc(14),
                 end=_utc(16, 30),
                 state="COMPLETED",
-                run_group="llama-pt",
                 checkpoint_uri="s3://ckpt/a/",
             ),
             # No name: run group given; +01:00 converted to UTC; running, so no end. The GPU-less job is left out.
+            # 007 has no run group (never its name): the run is its requeue chain.
             _job(
                 job_id="0042",
+                scheduler_job_id="0042",
                 account="vision",
                 user="bob",
                 nodes=["gpu-03", "gpu-04", "cpu-1"],
@@ -81,9 +95,9 @@ def test_jobs_gzip_csv_cluster_column_and_minimal_columns(tmp_path):
             "b,1,ml,gpu-01,2,2026-11-03 14:00,2026-11-03 15:00,UNKNOWN\n"
         )
     jobs = read_jobs_file(path, source="lsf-dump")
-    assert jobs.select("cluster", "job_id", "gpu_count", "state", "run_group", "source").rows() == [
-        ("a", "1", 1, "FAILED", "1", "lsf-dump"),
-        ("b", "1", 2, "UNKNOWN", "1", "lsf-dump"),
+    assert jobs.select("cluster", "job_id", "scheduler_job_id", "gpu_count", "state", "run_group", "source").rows() == [
+        ("a", "1", "1", 1, "FAILED", None, "lsf-dump"),
+        ("b", "1", "1", 2, "UNKNOWN", None, "lsf-dump"),
     ]
 
 
@@ -105,18 +119,64 @@ def test_jobs_parquet_with_node_lists(tmp_path):
         [
             _job(
                 job_id="12",
+                scheduler_job_id="12",
                 account="ml",
                 nodes=["gpu-01", "gpu-02"],
                 gpu_count=8,
                 start=_utc(14),
                 end=_utc(15),
                 state="COMPLETED",
-                run_group="12",
             )
         ],
         schema=JOBS_SCHEMA,
     )
     assert_frame_equal(read_jobs_file(path), expected)
+
+
+SCHEDULER_JOBS_CSV = """\
+job_id,scheduler_job_id,account,name,partition,qos,nodes,gpu_count,gpus,mig_profile,start,end,state,run_group
+881#1,881,ml,pretrain,gpu,high,gpu-[01-02],4,0-1,,2026-11-03T10:00:00,2026-11-03T11:00:00,PREEMPTED,llama
+881,881,ml,pretrain,gpu,high,gpu-01;gpu-03,3,"gpu-01:0-1;gpu-03:4",,2026-11-03T11:00:00,2026-11-03T12:00:00,COMPLETED,llama
+nb-1,,ml,jupyter-alice,interactive,,gpu-04,2,gpu-04:0,1G.10GB,2026-11-03T10:00:00,,RUNNING,
+"""
+
+
+def test_jobs_with_scheduler_ids_partitions_gpus_and_mig_slices(tmp_path):
+    path = tmp_path / "jobs.csv"
+    path.write_text(SCHEDULER_JOBS_CSV)
+    jobs = read_jobs_file(path, cluster="orion")
+    columns = ["job_id", "scheduler_job_id", "partition", "qos", "gpu_ids", "mig_profile", "run_group"]
+    assert jobs.select(columns).rows() == [
+        ("881#1", "881", "gpu", "high", ["gpu-01:0", "gpu-01:1", "gpu-02:0", "gpu-02:1"], None, "llama"),
+        ("881", "881", "gpu", "high", ["gpu-01:0", "gpu-01:1", "gpu-03:4"], None, "llama"),
+        # scheduler_job_id defaults to job_id; two MIG slices of GPU 0; an empty run group is none, not the name.
+        ("nb-1", "nb-1", "interactive", None, ["gpu-04:0"], "1g.10gb", None),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("nodes", "gpu_count", "gpus", "mig_profile", "message"),
+    [
+        ("gpu-01", "2", "0-", "", "'0-' is not a list of GPU indices"),
+        ("gpu-01", "2", "1-0", "", "range '1-0' runs backwards"),
+        ("gpu-01", "2", '"0,0"', "", "a GPU is listed twice"),
+        ("gpu-01", "2", "gpu-02:0-1", "", "'gpu-02' is not one of the job's nodes"),
+        ("gpu-[01-02]", "2", "gpu-01:0;gpu-01:1", "", "node 'gpu-01' is listed twice"),
+        ("gpu-[01-02]", "2", "0-1", "", "names 4 GPU.s., gpu_count is 2"),
+        ("gpu-01", "2", "0", "7g", "'7g' is not a MIG profile"),
+    ],
+)
+def test_bad_gpus_and_mig_profiles_name_the_row(tmp_path, nodes, gpu_count, gpus, mig_profile, message):
+    path = tmp_path / "jobs.csv"
+    path.write_text(
+        "job_id,account,nodes,gpu_count,gpus,mig_profile,start,end,state\n"
+        "1,ml,gpu-01,1,0,,2026-11-03T10:00:00,2026-11-03T11:00:00,COMPLETED\n"
+        f"2,ml,{nodes},{gpu_count},{gpus},{mig_profile},2026-11-03T10:00:00,2026-11-03T11:00:00,COMPLETED\n"
+    )
+    with pytest.raises(InputError, match=message) as caught:
+        read_jobs_file(path, cluster="orion")
+    column = "mig_profile" if mig_profile else "gpus"
+    assert (caught.value.file, caught.value.row, caught.value.column) == (str(path), 2, column)
 
 
 JOBS_HEADER = "job_id,cluster,account,nodes,gpu_count,start,end,state"
@@ -188,17 +248,22 @@ def test_samples_aggregate_to_hourly_activity(tmp_path):
         + "\n".join([f"{row}," for row in _minutes("gpu-01", "0", hour, busy_then_idle)] + spanning)
         + "\n"
     )
-    activity = read_samples_file(path, cluster="orion", idle_threshold=0.05, interval_seconds=60)
+    activity = read_samples_file(path, cluster="orion", aggregation=FILES, interval_seconds=60)
+    assert activity.schema == GPU_ACTIVITY_SCHEMA
+    columns = ["cluster", "node", "gpu", "hour", "job_id", "metric", "sampled_seconds", "active_seconds"]
+    columns += ["busy_seconds", "active_busy_seconds", "mean_utilization", "samples", "source"]
+    busy = 15 * 0.8 * 60
     expected = pl.DataFrame(
         [
-            ("orion", "gpu-01", "0", _utc(14), None, None, "file:utilization", 3600.0, 900.0, 0.2375, 60, "files"),
-            ("orion", "gpu-01", "1", _utc(14), "job-7", None, "file:utilization", 600.0, 600.0, 0.5, 10, "files"),
-            ("orion", "gpu-01", "1", _utc(15), "job-7", None, "file:utilization", 600.0, 600.0, 0.5, 10, "files"),
+            ("orion", "gpu-01", "0", _utc(14), None, FILE_UTILIZATION, 3600.0, 900.0, busy + 45 * 3, busy, 0.2375, 60),
+            ("orion", "gpu-01", "1", _utc(14), "job-7", FILE_UTILIZATION, 600.0, 600.0, 300.0, 300.0, 0.5, 10),
+            ("orion", "gpu-01", "1", _utc(15), "job-7", FILE_UTILIZATION, 600.0, 600.0, 300.0, 300.0, 0.5, 10),
         ],
-        schema=GPU_ACTIVITY_SCHEMA,
+        schema={name: GPU_ACTIVITY_SCHEMA[name] for name in columns[:-1]},
         orient="row",
-    )
-    assert_frame_equal(activity.sort("gpu", "hour"), expected, abs_tol=1e-12)
+    ).with_columns(source=pl.lit("files"))
+    assert_frame_equal(activity.select(columns).sort("gpu", "hour"), expected, abs_tol=1e-9)
+    assert activity.select("gpu_instance", "mig_profile", "sm_active", "fb_used_mib").null_count().row(0) == (3,) * 4
 
 
 def test_samples_from_parquet_and_csv_files_sum_per_hour(tmp_path):
@@ -216,22 +281,11 @@ def test_samples_from_parquet_and_csv_files_sum_per_hour(tmp_path):
                 "instance_id": ["i-0abc"],
             }
         ).write_parquet(path)
-    activity = read_samples_file([first, second], idle_threshold=0.05, interval_seconds=30, source="dcgm-dump")
-    assert activity.rows() == [
-        (
-            "orion",
-            "gpu-02",
-            "3",
-            _utc(14),
-            None,
-            "i-0abc",
-            "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
-            60.0,
-            30.0,
-            0.5,
-            2,
-            "dcgm-dump",
-        )
+    dump = SampleAggregation("dcgm-dump", idle_threshold=0.05)
+    activity = read_samples_file([first, second], aggregation=dump, interval_seconds=30)
+    columns = ("cluster", "node", "gpu", "hour", "job_id", "instance_id", "metric", "sampled_seconds")
+    assert activity.select(*columns, "active_seconds", "mean_utilization", "samples", "source").rows() == [
+        ("orion", "gpu-02", "3", _utc(14), None, "i-0abc", DCGM_ENGINE_ACTIVE, 60.0, 30.0, 0.5, 2, "dcgm-dump")
     ]
 
 
@@ -246,11 +300,89 @@ def test_samples_use_the_callers_database_without_changing_its_session(tmp_path,
         "gpu-01,0,2026-11-03T14:59:00,0.5,orion\n"
         "gpu-01,0,2026-11-03T10:00:00-05:00,0.7,orion\n"
     )
-    activity = read_samples_file(path, idle_threshold=0.05, interval_seconds=60, con=con)
+    activity = read_samples_file(path, aggregation=FILES, interval_seconds=60, con=con)
     # rows come in no particular order (DuckDB aggregates in parallel)
     hours = activity.sort("hour").select("hour", "samples", "active_seconds").rows()
     assert hours == [(_utc(14), 1, 60.0), (_utc(15), 1, 60.0)]
     assert con.execute("SELECT current_setting('TimeZone')").fetchone() == ("America/New_York",)
+
+
+def test_every_metric_column_is_a_sample_and_sm_activity_prices(tmp_path):
+    path = tmp_path / "samples.csv"
+    header = "node,gpu,timestamp,sm_active,tensor_active,dram_active,engine_active,gpu_util,fb_used_mib"
+    rows = [f"gpu-01,0,2026-11-03T14:{minute:02d}:00,0.4,0.1,0.3,0.7,0.9,{1000 + minute}" for minute in range(30)]
+    # gpu 1 has no profiling in the file: gpu_util prices it; empty cells are no sample of their metric.
+    rows += [f"gpu-01,1,2026-11-03T14:{minute:02d}:00,,,,,0.5,{'' if minute else 80}" for minute in range(30)]
+    path.write_text(header + "\n" + "\n".join(rows) + "\n")
+    activity = read_samples_file(path, cluster="orion", aggregation=FILES, interval_seconds=60).sort("gpu")
+    columns = ("gpu", "metric", "samples", "sampled_seconds", "mean_utilization", "busy_seconds")
+    assert activity.select(*columns, "sm_active", "tensor_active", "dram_active", "fb_used_mib").rows() == [
+        ("0", DCGM_SM_ACTIVE, 30, 1800.0, 0.4, 0.4 * 1800, 0.4, 0.1, 0.3, 1029.0),
+        ("1", DCGM_GPU_UTIL, 30, 1800.0, 0.5, 900.0, None, None, None, 80.0),
+    ]
+    # Another preference prices the same samples by another metric.
+    engine_first = SampleAggregation("files", 0.05, pricing_metrics=(DCGM_ENGINE_ACTIVE, DCGM_GPU_UTIL))
+    by_engine = read_samples_file(path, cluster="orion", aggregation=engine_first, interval_seconds=60)
+    assert by_engine.sort("gpu").select("metric", "mean_utilization").rows() == [
+        (DCGM_ENGINE_ACTIVE, 0.7),
+        (DCGM_GPU_UTIL, 0.5),
+    ]
+    tensor_first = SampleAggregation("files", 0.05, pricing_metrics=(DCGM_TENSOR_ACTIVE, DCGM_DRAM_ACTIVE))
+    by_tensor = read_samples_file(path, cluster="orion", aggregation=tensor_first, interval_seconds=60)
+    assert by_tensor.select("gpu", "metric", "mean_utilization").rows() == [("0", DCGM_TENSOR_ACTIVE, 0.1)]
+
+
+def test_mig_slices_and_the_metric_column_of_utilization(tmp_path):
+    path = tmp_path / "samples.csv"
+    path.write_text(
+        "node,gpu,gpu_instance,mig_profile,timestamp,utilization,metric,sm_active\n"
+        "gpu-01,0,1,1g.10gb,2026-11-03T14:00:00,0.6,DCGM_FI_PROF_GR_ENGINE_ACTIVE,0.5\n"
+        "gpu-01,0,2,1G.10GB,2026-11-03T14:00:00,0.2,,\n"
+        "gpu-01,1,,,2026-11-03T14:00:00,0.9,,\n"
+    )
+    activity = read_samples_file(path, cluster="orion", aggregation=FILES, interval_seconds=60)
+    assert activity.sort("gpu", "gpu_instance").select(
+        "gpu", "gpu_instance", "mig_profile", "metric", "mean_utilization"
+    ).rows() == [
+        ("0", "1", "1g.10gb", DCGM_SM_ACTIVE, 0.5),
+        ("0", "2", "1g.10gb", FILE_UTILIZATION, 0.2),
+        ("1", None, None, FILE_UTILIZATION, 0.9),
+    ]
+    engine_first = SampleAggregation("files", 0.05, pricing_metrics=(DCGM_ENGINE_ACTIVE,))
+    by_engine = read_samples_file(path, cluster="orion", aggregation=engine_first, interval_seconds=60)
+    assert by_engine.select("gpu_instance", "metric", "mean_utilization").rows() == [("1", DCGM_ENGINE_ACTIVE, 0.6)]
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "message"),
+    [
+        ("sm_active", "1.5", "sm_active 1.5 is outside 0..1"),
+        ("gpu_util", "85", "gpu_util 85 is outside 0..1.*divide percentages by 100"),
+        ("tensor_active", "fast", "'fast' is not a number"),
+        ("fb_used_mib", "-1", "fb_used_mib -1 is not a number of MiB >= 0"),
+        ("fb_used_mib", "inf", "is not a number of MiB >= 0"),
+        ("fb_used_mib", "lots", "'lots' is not a number"),
+        ("mig_profile", "half", "'half' is not a MIG profile"),
+    ],
+)
+def test_bad_metric_values_name_the_row_and_column(tmp_path, column, value, message):
+    names = ["node", "gpu", "timestamp", "sm_active", "tensor_active", "gpu_util", "fb_used_mib", "mig_profile"]
+    good = {"node": "gpu-01", "gpu": "0", "timestamp": "2026-11-03T14:00:00", "sm_active": "0.5"}
+    good |= {"tensor_active": "", "gpu_util": "0.5", "fb_used_mib": "100", "mig_profile": ""}
+    bad = good | {column: value}
+    path = tmp_path / "samples.csv"
+    path.write_text("\n".join(",".join(row[n] for n in names) for row in ({n: n for n in names}, good, bad)) + "\n")
+    with pytest.raises(InputError, match=message) as caught:
+        read_samples_file(path, cluster="orion", aggregation=FILES, interval_seconds=60)
+    assert (caught.value.file, caught.value.row, caught.value.column) == (str(path), 2, column)
+
+
+def test_a_samples_file_needs_a_value_column(tmp_path):
+    path = tmp_path / "samples.csv"
+    path.write_text("node,gpu,timestamp,metric\ngpu-01,0,2026-11-03T14:00:00,x\n")
+    with pytest.raises(InputError, match="no value column: one of utilization, sm_active") as caught:
+        read_samples_file(path, cluster="orion", aggregation=FILES, interval_seconds=60)
+    assert caught.value.column == "utilization"
 
 
 SAMPLES_HEADER = "node,gpu,timestamp,utilization,cluster"
@@ -275,7 +407,7 @@ def test_bad_samples_name_file_row_and_column(tmp_path, bad_row, column, message
     path = tmp_path / "samples.csv"
     path.write_text(f"{SAMPLES_HEADER}\n{GOOD_SAMPLE}\n{GOOD_SAMPLE}\n{bad_row}\n")
     with pytest.raises(InputError, match=message) as caught:
-        read_samples_file(path, idle_threshold=0.05, interval_seconds=60)
+        read_samples_file(path, aggregation=FILES, interval_seconds=60)
     assert (caught.value.file, caught.value.row, caught.value.column) == (str(path), 3, column)
 
 
@@ -284,7 +416,7 @@ def test_first_bad_row_wins_across_columns_and_files(tmp_path):
     good.write_text(f"{SAMPLES_HEADER}\n{GOOD_SAMPLE}\n")
     bad.write_text(f"{SAMPLES_HEADER}\n{GOOD_SAMPLE}\ngpu-01,0,later,0.5,orion\ngpu-01,0,2026-11-03T14:00:00,2,orion\n")
     with pytest.raises(InputError) as caught:
-        read_samples_file([good, bad], idle_threshold=0.05, interval_seconds=60)
+        read_samples_file([good, bad], aggregation=FILES, interval_seconds=60)
     assert (caught.value.file, caught.value.row, caught.value.column) == (str(bad), 2, "timestamp")
 
 
@@ -292,7 +424,7 @@ def test_samples_without_cluster_need_the_cluster_argument(tmp_path):
     path = tmp_path / "samples.csv"
     path.write_text("node,gpu,timestamp,utilization\ngpu-01,0,2026-11-03T14:00:00,0.5\n")
     with pytest.raises(InputError, match="required column is missing") as caught:
-        read_samples_file(path, idle_threshold=0.05, interval_seconds=60)
+        read_samples_file(path, aggregation=FILES, interval_seconds=60)
     assert (caught.value.file, caught.value.column) == (str(path), "cluster")
 
 
@@ -303,9 +435,26 @@ def test_checkpoint_inventory_reads_listings_with_exact_bytes(tmp_path):
     )
     frame = read_checkpoint_inventory(path)
     assert frame.rows() == [
-        (dt.datetime(2026, 11, 2, tzinfo=dt.UTC), "s3://ckpt/run-1/step-100/", 1_099_511_627_776),
-        (dt.datetime(2026, 11, 2, tzinfo=dt.UTC), "s3://ckpt/x", 42),
+        (dt.datetime(2026, 11, 2, tzinfo=dt.UTC), "s3://ckpt/run-1/step-100/", 1_099_511_627_776, None),
+        (dt.datetime(2026, 11, 2, tzinfo=dt.UTC), "s3://ckpt/x", 42, None),
     ]
+
+
+def test_checkpoint_inventory_keeps_the_object_write_time(tmp_path):
+    path = tmp_path / "checkpoints.csv"
+    path.write_text(
+        "as_of,uri,bytes,last_modified\n"
+        "2026-11-02,s3://ckpt/run-1/step-100/,10,2026-10-30T08:15:00+01:00\n"
+        "2026-11-02,s3://ckpt/run-1/step-200/,20,\n"
+    )
+    assert read_checkpoint_inventory(path).select("uri", "last_modified").rows() == [
+        ("s3://ckpt/run-1/step-100/", dt.datetime(2026, 10, 30, 7, 15, tzinfo=dt.UTC)),
+        ("s3://ckpt/run-1/step-200/", None),
+    ]
+    path.write_text("as_of,uri,bytes,last_modified\n2026-11-02,s3://ckpt/a/,1,\n2026-11-02,s3://ckpt/b/,1,never\n")
+    with pytest.raises(InputError, match="'never' is not an ISO 8601 time") as error:
+        read_checkpoint_inventory(path)
+    assert (error.value.row, error.value.column) == (2, "last_modified")
 
 
 @pytest.mark.parametrize(
@@ -385,10 +534,10 @@ def test_a_typed_sample_time_must_not_be_empty_and_naive_ones_are_utc(tmp_path):
     select = "SELECT 'gpu-01' AS node, 0 AS gpu, {ts} AS timestamp, 0.5 AS utilization, 'orion' AS cluster"
     _duckdb_parquet(good, select.format(ts="TIMESTAMP '2026-11-03 14:59:00'"))
     _duckdb_parquet(bad, select.format(ts="CAST(NULL AS TIMESTAMP)"))
-    activity = read_samples_file(good, idle_threshold=0.05, interval_seconds=60)
+    activity = read_samples_file(good, aggregation=FILES, interval_seconds=60)
     assert activity.select("hour", "samples").rows() == [(_utc(14), 1)]
     with pytest.raises(InputError, match="value is empty") as error:
-        read_samples_file([good, bad], idle_threshold=0.05, interval_seconds=60)
+        read_samples_file([good, bad], aggregation=FILES, interval_seconds=60)
     assert (error.value.file, error.value.row, error.value.column) == (str(bad), 1, "timestamp")
 
 
