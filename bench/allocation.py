@@ -141,6 +141,7 @@ def _child(files: list[Path], nodes: int, days: int, work: Path) -> None:
     from gpuledger.allocation.allocate import allocate_month
     from gpuledger.telemetry.files import read_samples_file
     from gpuledger.telemetry.ingest import insert_frame
+    from gpuledger.telemetry.samples import SampleAggregation
     from gpuledger.warehouse.home import open_warehouse
     from models.allocation import AllocationConfig, NodeMapping
     from models.billing_month import BillingMonth
@@ -155,7 +156,9 @@ def _child(files: list[Path], nodes: int, days: int, work: Path) -> None:
         {"files": names},
     )
     started = time.perf_counter()
-    activity = read_samples_file(files, cluster="bench", idle_threshold=0.05, interval_seconds=60, con=con)
+    activity = read_samples_file(
+        files, cluster="bench", aggregation=SampleAggregation("bench", 0.05), interval_seconds=60, con=con
+    )
     aggregate_s = time.perf_counter() - started
     samples = int(activity["samples"].sum())
     insert_frame(con, "gpu.activity", activity)

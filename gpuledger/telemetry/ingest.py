@@ -19,7 +19,7 @@ import polars as pl
 
 from connectors.telemetry import prometheus, slurm
 from gpuledger.telemetry import files
-from gpuledger.telemetry.samples import sample_aggregator
+from gpuledger.telemetry.samples import SampleAggregation, sample_aggregator
 from gpuledger.warehouse.database import transaction, write_allocation_config
 from gpuledger.warehouse.sqlfiles import load_sql, quote_ident
 from models.allocation import AllocationConfig
@@ -63,21 +63,33 @@ def _ingest(
     notes: list[str] = []
     checkpoints = egress = None
     activity = pl.DataFrame(schema=GPU_ACTIVITY_SCHEMA)
+    aggregation = SampleAggregation(source.name, allocation.idle_threshold, allocation.pricing_metrics)
     if source.kind == "slurm":
+        run_group_from = source.options.get("run_group_from", ("comment",))
+        assert isinstance(run_group_from, tuple)  # the config parses it as a list of names
         frames = [
             slurm.read_sacct(
-                p, cluster=source.cluster, timezone=str(source.options.get("timezone", "UTC")), source=source.name
+                p,
+                cluster=source.cluster,
+                timezone=str(source.options.get("timezone", "UTC")),
+                source=source.name,
+                run_group_from=run_group_from,
             )
             for p in _files(source.paths["path"])
         ]
-        # Periodic dumps repeat jobs that span them (RUNNING in one, finished in the next): the newest
-        # file, by name, holds the latest record.
-        jobs = _concat(frames, JOBS_SCHEMA).unique(subset=["cluster", "job_id"], keep="last", maintain_order=True)
+        # Periodic dumps repeat attempts that span them (RUNNING in one, finished in the next): the newest
+        # file, by name, holds the latest record of an attempt, (JobID, start); attempts are numbered over all.
+        attempt = ["cluster", "scheduler_job_id", "start"]
+        jobs = slurm.number_attempts(
+            _concat(frames, JOBS_SCHEMA).unique(subset=attempt, keep="last", maintain_order=True)
+        )
+        if "gpu_map" in source.paths:
+            jobs = slurm.with_gpu_ids(jobs, slurm.read_gpu_map(source.paths["gpu_map"]), cluster=source.cluster)
     elif source.kind == "prometheus":
         billing_month = BillingMonth.parse(month)
         start, end = billing_month.start, billing_month.end
         window = (start, min(end, now.replace(minute=0, second=0, microsecond=0)))
-        with sample_aggregator(idle_threshold=allocation.idle_threshold, source=source.name) as aggregate:
+        with sample_aggregator(aggregation) as aggregate:
             result = prometheus.fetch_gpu_activity(
                 str(source.options["url"]),
                 *window,
@@ -104,9 +116,8 @@ def _ingest(
             activity = files.read_samples_file(
                 sample_files,
                 cluster=source.cluster,
-                idle_threshold=allocation.idle_threshold,
+                aggregation=aggregation,
                 interval_seconds=allocation.sample_interval_seconds,
-                source=source.name,
                 con=con,
             )
         checkpoints = _concat([files.read_checkpoint_inventory(p) for p in _files(source.paths.get("checkpoints"))])
@@ -222,5 +233,5 @@ def _concat(frames: list[pl.DataFrame], schema: pl.Schema | None = None) -> pl.D
     return pl.DataFrame(schema=schema) if schema is not None else pl.DataFrame()
 
 
-def _optional(value: str | int | None) -> str | None:
+def _optional(value: str | int | tuple[str, ...] | None) -> str | None:
     return None if value is None else str(value)
