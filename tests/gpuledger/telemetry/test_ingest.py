@@ -16,14 +16,14 @@ from tests.fixtures.allocation_cases import Charge, at, insert_charges
 NOW = datetime(2026, 11, 20, tzinfo=UTC)
 
 
-def _write_files_source(home: Path, *, jobs: str, samples: str, nodes: str = "") -> None:
+def _write_files_source(home: Path, *, jobs: str, samples: str, nodes: str = "", allocation: str = "") -> None:
     (home / "t").mkdir(exist_ok=True)
     (home / "t" / "jobs.csv").write_text(jobs)
     (home / "t" / "samples.csv").write_text(samples)
     (home / "t" / "checkpoints.csv").write_text("as_of,uri,bytes\n2026-11-02,s3://ckpt/j1/,100\n")
     (home / "t" / "egress.csv").write_text("node,hour,job_id,bytes\ngpu-01,2026-11-02T10:10:00,j1,5\n")
     (home / "gpuledger.toml").write_text(
-        '[allocation]\nidle_threshold = 0.1\n\n[teams.job_accounts]\nml = "llm"\n\n'
+        f'[allocation]\nidle_threshold = 0.1\n{allocation}\n[teams.job_accounts]\nml = "llm"\n\n'
         + nodes
         + '[[telemetry]]\nname = "lab"\nkind = "files"\ncluster = "c1"\njobs = "t/jobs.csv"\n'
         'samples = "t/samples.csv"\ncheckpoints = "t/checkpoints.csv"\negress = "t/egress.csv"\n'
@@ -116,6 +116,14 @@ def test_a_prometheus_that_is_down_fails_the_run_and_keeps_the_published_split(h
         ('[[telemetry]]\nname = "x"\nkind = "slurm"\ncluster = "c"\n', "path"),
         ('[[telemetry]]\nname = "x"\nkind = "files"\ncluster = "c"\nurl = "http://x"\n', "url"),
         ('[[telemetry]]\nname = "x"\nkind = "sacct"\ncluster = "c"\n', "kind"),
+        (
+            '[[telemetry]]\nname = "x"\nkind = "slurm"\ncluster = "c"\npath = "p"\nrun_group_from = ["name"]\n',
+            "run_group_from",
+        ),
+        (
+            '[[telemetry]]\nname = "x"\nkind = "slurm"\ncluster = "c"\npath = "p"\nrun_group_from = "wckey"\n',
+            "run_group_from",
+        ),
     ],
 )
 def test_bad_allocation_and_telemetry_config_names_the_key(home, toml, column):
@@ -140,4 +148,56 @@ def test_a_later_sacct_dump_replaces_a_job_an_earlier_dump_saw_running(home, con
     assert load.jobs == 1
     assert con.execute("SELECT job_id, state, end_time FROM gpu.jobs").fetchall() == [
         ("77", "COMPLETED", datetime(2026, 11, 1, 4, tzinfo=UTC))
+    ]
+
+
+def test_requeue_attempts_across_dumps_are_numbered_once_merged(home, con):
+    header = "JobID|JobName|Account|User|Cluster|WCKey|NodeList|AllocTRES|Start|End|State\n"
+
+    def attempt(node: str, start: str, end: str, state: str) -> str:
+        return f"77|pretrain|llm|ann|c1|*llama|{node}|gres/gpu=8|{start}|{end}|{state}\n"
+
+    first = attempt("gpu-01", "2026-10-31T20:00:00", "2026-10-31T22:00:00", "REQUEUED")
+    second_running = attempt("gpu-02", "2026-10-31T22:10:00", "Unknown", "RUNNING")
+    second = attempt("gpu-02", "2026-10-31T22:10:00", "2026-11-01T02:00:00", "PREEMPTED")
+    third = attempt("gpu-01", "2026-11-01T02:10:00", "2026-11-01T04:00:00", "COMPLETED")
+    (home / "sacct").mkdir()
+    # The November dump no longer lists the first attempt: alone it would call the second one 77#1.
+    (home / "sacct" / "2026-10.txt").write_text(header + first + second_running)
+    (home / "sacct" / "2026-11.txt").write_text(header + second + third)
+    (home / "gpus.csv").write_text("job_id,node,gpus\n77,gpu-01,0-7\n77,gpu-02,0-7\n")
+    (home / "gpuledger.toml").write_text(
+        '[[telemetry]]\nname = "s"\nkind = "slurm"\ncluster = "c1"\npath = "sacct"\n'
+        'run_group_from = ["comment", "wckey"]\ngpu_map = "gpus.csv"\n'
+    )
+    config = load_config(home)
+    (load,) = ingest_telemetry(con, config.telemetry, config.allocation, "2026-11", now=NOW)
+    assert load.jobs == 3
+    rows = con.execute(
+        "SELECT job_id, scheduler_job_id, state, end_time, run_group, gpu_ids[1], len(gpu_ids)"
+        " FROM gpu.jobs ORDER BY start_time"
+    ).fetchall()
+    assert rows == [
+        ("77#1", "77", "PREEMPTED", datetime(2026, 10, 31, 22, tzinfo=UTC), "llama", "gpu-01:0", 8),
+        ("77#2", "77", "PREEMPTED", datetime(2026, 11, 1, 2, tzinfo=UTC), "llama", "gpu-02:0", 8),
+        ("77", "77", "COMPLETED", datetime(2026, 11, 1, 4, tzinfo=UTC), "llama", "gpu-01:0", 8),
+    ]
+
+
+def test_the_configured_pricing_metrics_choose_and_checkpoint_write_times_land(home, con):
+    samples = "node,gpu,timestamp,utilization,sm_active\n" + "".join(
+        f"gpu-01,0,2026-11-02T10:{minute:02d}:00,0.9,0.3\n" for minute in range(60)
+    )
+    checkpoints = "as_of,uri,bytes,last_modified\n2026-11-02,s3://ckpt/j1/,100,2026-11-01T23:00:00Z\n"
+    for setting, expected in (
+        ("", ("DCGM_FI_PROF_SM_ACTIVE", 0.3)),
+        ('pricing_metrics = ["file:utilization"]\n', ("file:utilization", 0.9)),
+    ):
+        _write_files_source(home, jobs=JOBS, samples=samples, nodes=MAPPED, allocation=setting)
+        (home / "t" / "checkpoints.csv").write_text(checkpoints)
+        config = load_config(home)
+        ingest_telemetry(con, config.telemetry, config.allocation, "2026-11", now=NOW)
+        assert con.execute("SELECT metric, mean_utilization FROM gpu.activity").fetchall() == [expected]
+    assert con.execute("SELECT uri, last_modified FROM gpu.checkpoint_bytes").fetchall() == [
+        ("s3://ckpt/j1/", datetime(2026, 11, 1, 23, tzinfo=UTC))
     ]
