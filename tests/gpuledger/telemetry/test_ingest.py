@@ -61,10 +61,12 @@ def test_the_split_prices_the_ingested_utilization(home, con):
     rows = con.execute(
         "SELECT category, idle_kind, team, job_id, EffectiveCost FROM allocation.cost_split ORDER BY ALL"
     ).fetchall()
-    # Half of the hour above the 10% threshold on all 8 GPUs: half run, half allocated idle, to team llm.
+    # All 8 GPUs of the 55.04 hour: idle (0.0) for half of it, allocated idle; 90% active the other half: run is
+    # 0.9 of that half, the rest underutilized. All to team llm.
     assert [(r[0], r[1], r[2], r[3], str(r[4])) for r in rows] == [
         ("idle", "allocated", "llm", "j1", "27.5200000000"),
-        ("run", None, "llm", "j1", "27.5200000000"),
+        ("idle", "underutilized", "llm", "j1", "2.7520000000"),
+        ("run", None, "llm", "j1", "24.7680000000"),
     ]
 
 
