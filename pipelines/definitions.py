@@ -161,7 +161,12 @@ def _by_currency(slices: list[SliceTotal], field: str) -> dict[str, str]:
     return {currency: str(total) for currency, total in sorted(totals.items())}
 
 
-SHOWBACK_KEYS = (["showback", "team_month"], ["showback", "job_costs"], ["showback", "idle_by_hour_of_week"])
+SHOWBACK_KEYS = (
+    ["showback", "team_month"],
+    ["showback", "job_costs"],
+    ["showback", "user_month"],
+    ["showback", "idle_by_hour_of_week"],
+)
 
 
 @multi_asset(

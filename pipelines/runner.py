@@ -151,7 +151,17 @@ def _materialize(
         raise RunFailed(f"checks failed: {', '.join(errors)}", what, log)
     for check in failed:  # warnings do not stop the run, but are never silent (held deliveries: in the summary)
         if check.check_name != "held_deliveries":
-            print(f"gpuledger: warning: {what}: check {check.check_name} failed: {check.metadata}", file=sys.stderr)
+            for line in _warning_lines(check.metadata):
+                print(f"gpuledger: warning: {what}: {line}", file=sys.stderr)
+
+
+def _warning_lines(metadata: dict[str, Any]) -> list[str]:
+    """A warning check's metadata as lines a person reads: each item of a list on its own line."""
+    lines: list[str] = []
+    for key, entry in metadata.items():
+        value = getattr(entry, "value", entry)
+        lines.extend(map(str, value) if isinstance(value, list) else [f"{key}: {value}"])
+    return lines
 
 
 def _failure(result: Any) -> str:

@@ -42,20 +42,25 @@ gpu_cost AS (
     FROM allocation.cost_split
     WHERE billing_month(BillingPeriodStart) = $billing_month AND category IN ('run', 'idle') AND job_id IS NOT NULL
     GROUP BY ALL
+),
+
+notes AS (
+    SELECT 0 AS kind, NULL AS currency, format(
+        '{} node-hour(s) held more GPUs than the node has (e.g. {} at {}: {} GPUs held of {}); check the schedule',
+        count(*), arg_min(cluster || '/' || node, hour), strftime(min(hour), '%Y-%m-%d %H:%M'),
+        round(arg_min(held_gpus, hour), 2), arg_min(gpus, hour)
+    ) AS note
+    FROM oversubscribed
+    HAVING count(*) > 0
+    UNION ALL
+    SELECT 1, currency, format(
+        '{}% of the {} GPU cost of jobs was priced by node-level activity shared between jobs (no job label or '
+        || 'GPU index told which GPU was whose)',
+        round(100 * node_shared / priced, 1), currency
+    )
+    FROM gpu_cost
+    WHERE node_shared > 0
 )
 
-SELECT format(
-    '{} node-hour(s) held more GPUs than the node has (e.g. {} at {}: {} GPUs held of {}); check the schedule',
-    count(*), arg_min(cluster || '/' || node, hour), strftime(min(hour), '%Y-%m-%d %H:%M'),
-    round(arg_min(held_gpus, hour), 2), arg_min(gpus, hour)
-)
-FROM oversubscribed
-HAVING count(*) > 0
-UNION ALL
-SELECT format(
-    '{}% of the {} GPU cost of jobs was priced by node-level activity shared between jobs (no job label or GPU '
-    || 'index told which GPU was whose)',
-    round(100 * node_shared / priced, 1), currency
-)
-FROM gpu_cost
-WHERE node_shared > 0
+-- one order, so that reruns report the same notes
+SELECT note FROM notes ORDER BY kind, currency

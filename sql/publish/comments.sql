@@ -222,7 +222,12 @@ COMMENT ON COLUMN showback.idle_by_hour_of_week.idle_allocated_gpu_hours IS 'Of 
 COMMENT ON COLUMN showback.idle_by_hour_of_week.idle_cost IS 'Idle EffectiveCost in currency apportioned to that weekday and hour; rounded per piece, so totals may differ from team_month.idle_cost in the last decimals.';
 
 -- gpu.jobs: GPU jobs from the telemetry sources
-COMMENT ON COLUMN gpu.jobs.job_id IS 'Scheduler job id, unique within cluster (Slurm array tasks as 1234_7).';
+COMMENT ON COLUMN gpu.jobs.job_id IS 'Scheduler job id, unique within cluster (Slurm array tasks as 1234_7); an earlier attempt of a requeued Slurm job is <JobID>#<n>, n = 1, 2, ... in start order.';
+COMMENT ON COLUMN gpu.jobs.scheduler_job_id IS 'The id the scheduler and the metrics labels use (Slurm JobID, pod name): equal to job_id but for the earlier attempts of a requeued job, which share it.';
+COMMENT ON COLUMN gpu.jobs.partition IS 'Slurm partition (NULL elsewhere); with qos and name it tells interactive sessions apart ([runs] session_partitions).';
+COMMENT ON COLUMN gpu.jobs.qos IS 'Slurm QOS (NULL elsewhere); [runs] session_qos marks sessions.';
+COMMENT ON COLUMN gpu.jobs.gpu_ids IS 'The GPUs held as node:index (scontrol show job -d, a prolog map, a pod''s devices) when the site reports them; activity of those GPUs is the job''s own. NULL when only the count is known.';
+COMMENT ON COLUMN gpu.jobs.mig_profile IS 'MIG profile of the slices held (1g.10gb = 1 of the 7 compute slices of the GPU), NULL for whole GPUs; gpu_count then counts slices.';
 COMMENT ON COLUMN gpu.jobs.cluster IS 'Cluster the job ran on.';
 COMMENT ON COLUMN gpu.jobs.name IS 'Job name as submitted (Slurm JobName, pod name); informational.';
 COMMENT ON COLUMN gpu.jobs.account IS 'Owner as the scheduler knows it (Slurm account, Kubernetes namespace); the configuration maps it to a team, else it is the team.';
@@ -292,11 +297,13 @@ COMMENT ON COLUMN chargeback.statement_lines.team IS 'Team charged.';
 COMMENT ON COLUMN chargeback.statement_lines.currency IS 'ISO 4217 source currency of the line''s cost columns.';
 COMMENT ON COLUMN chargeback.statement_lines.run_cost IS 'Run cost as issued (EffectiveCost in currency).';
 COMMENT ON COLUMN chargeback.statement_lines.idle_allocated_cost IS 'Idle cost of GPU time the team''s jobs held but did not use, as issued (EffectiveCost in currency).';
+COMMENT ON COLUMN chargeback.statement_lines.idle_underutilized_cost IS 'Idle cost of GPU time the team''s jobs held and used below saturation (held time x (1 - activity) while active), as issued (EffectiveCost in currency); 0 on statements issued before this kind existed.';
+COMMENT ON COLUMN chargeback.statement_lines.idle_unused_commitment_cost IS 'Idle cost of reservations, savings plans and committed use the team owned and did not use, as issued (EffectiveCost in currency); 0 on statements issued before this kind existed.';
 COMMENT ON COLUMN chargeback.statement_lines.idle_unallocated_cost IS 'Idle cost of GPU capacity no job held, as issued (EffectiveCost in currency).';
 COMMENT ON COLUMN chargeback.statement_lines.checkpoint_storage_cost IS 'Checkpoint storage cost as issued (EffectiveCost in currency).';
 COMMENT ON COLUMN chargeback.statement_lines.egress_cost IS 'Egress cost as issued (EffectiveCost in currency).';
 COMMENT ON COLUMN chargeback.statement_lines.other_cost IS 'Other cost as issued (EffectiveCost in currency).';
-COMMENT ON COLUMN chargeback.statement_lines.total_cost IS 'Total charged as issued (EffectiveCost in currency), the sum of the six categories.';
+COMMENT ON COLUMN chargeback.statement_lines.total_cost IS 'Total charged as issued (EffectiveCost in currency): run, the four idle kinds, checkpoint storage, egress and other.';
 COMMENT ON COLUMN chargeback.statement_lines.billed_cost IS 'Total BilledCost as issued (invoice basis, in currency), for reference.';
 COMMENT ON COLUMN chargeback.statement_lines.gpu_hours IS 'GPU-hours charged as issued.';
 COMMENT ON COLUMN chargeback.statement_lines.failed_run_cost IS 'Failed-run waste as issued (EffectiveCost in currency), included in the total.';

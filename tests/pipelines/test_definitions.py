@@ -56,14 +56,15 @@ def test_focus_asset_is_partitioned_by_month_and_provider_with_its_checks():
     assert ingestion_partition_key("2026-11", "aws") in keys
 
 
-def test_allocation_and_showback_are_monthly_after_focus_with_the_split_check():
+def test_allocation_and_showback_are_monthly_after_focus_with_the_split_and_attribution_checks():
     graph = defs.resolve_asset_graph()
     split = AssetKey(["allocation", "cost_split"])
     assert graph.get(split).partitions_def == BILLING_MONTHS
     assert AssetKey(["focus", "costs"]) in graph.get(split).parent_keys
-    for name in ("team_month", "job_costs", "idle_by_hour_of_week"):
+    checks = {check.name for check in graph.get_check_keys_for_assets([split])}
+    assert checks == {"split_reconciliation", "gpu_attribution"}
+    for name in ("team_month", "user_month", "job_costs", "idle_by_hour_of_week"):
         assert graph.get(AssetKey(["showback", name])).parent_keys == {split}
-    assert {check.name for check in graph.get_check_keys_for_assets([split])} == {"split_reconciliation"}
 
 
 def test_the_graph_ends_in_chargeback_then_publish_with_the_freshness_check():
