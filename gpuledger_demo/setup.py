@@ -11,6 +11,8 @@ from pathlib import Path
 from connectors.azure.exports import COMBINED_FORMAT
 from gpuledger_demo.aws_exports import write_demo_exports
 from gpuledger_demo.azure_exports import write_azure_demo_exports
+from gpuledger_demo.coreweave_exports import SOURCE_NAME as COREWEAVE_SOURCE
+from gpuledger_demo.coreweave_exports import write_coreweave_demo_exports
 from gpuledger_demo.gcp_exports import write_gcp_demo_exports
 from gpuledger_demo.telemetry import DemoTelemetry, write_demo_telemetry
 from models.config import CONFIG_FILE
@@ -33,6 +35,8 @@ def write_demo_home(home: Path) -> Path:
     # the GCP dataset extracted as Parquet: its detailed table (resource-level) is the one read
     gcp = next(s for s in write_gcp_demo_exports(exports) if s.detailed and s.file_format == "parquet")
     sources.append(("helios-gcp-billing", gcp.format, gcp.path.parent))
+    # a specialist GPU cloud's FOCUS files, one folder per billing month
+    sources.append((COREWEAVE_SOURCE, "focus", write_coreweave_demo_exports(exports)))
     telemetry = write_demo_telemetry(home / TELEMETRY_FOLDER)
     lines = ["# Written by `gpuledger demo`: the generated sample exports of the fictional Helios Labs.\n"]
     for name, fmt, path in sources:

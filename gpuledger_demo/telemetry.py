@@ -2,17 +2,24 @@
 
 :func:`write_demo_telemetry` writes billing months 2026-10 and 2026-11 of two clusters:
 
-* Slurm ``helios-slurm`` (LLM pre-training and research): ``sacct --parsable2`` output (one file per month
-  of job starts, cluster-local times), unlabelled DCGM samples of every GPU every 5 minutes, egress bytes of
-  the nodes that send data out, and a daily inventory of the ``helios-ckpt-llm`` checkpoint bucket;
-* Kubernetes ``helios-eks`` (vision and speech): a jobs CSV (one row per pod), DCGM samples labelled with
-  the pod and the instance id, egress bytes and a daily inventory of ``helios-ckpt-vision``.
+* Slurm ``helios-slurm`` (LLM pre-training and research): ``sacct --duplicates --parsable2`` output (one file
+  per month of job starts, cluster-local times), the GPU indices a prolog recorded for each job, unlabelled DCGM
+  samples of every GPU every 5 minutes, egress bytes of the nodes that send data out, and a daily inventory of
+  the checkpoint objects in the ``helios-ckpt-llm`` bucket with their write times;
+* Kubernetes ``helios-eks`` (vision and speech) and ``helios-coreweave`` (research's RL on reserved CoreWeave
+  nodes): a jobs CSV (one row per pod), DCGM samples labelled with the pod (and on EKS the instance id), egress
+  bytes and a daily inventory of their checkpoint buckets;
+* the Azure and GCP launchers' clusters likewise, one Azure A100 cut into MIG slices for a while.
+
+Samples carry every DCGM field gpuledger reads: SM, tensor-pipe, DRAM and graphics-engine activity and the
+framebuffer in use, so the split prices run time by SM activity.
 
 Nodes are the exports' GPU instances (ResourceIds from :func:`demo_instance_id`): the Slurm nodes are mapped
 by ``[[nodes]]``, the Kubernetes nodes by their samples' instance id; ``speech-p5e`` and ``eval-p4d`` report
 nothing. Jobs follow a written schedule (a pre-training run that runs out of memory and resumes, a node
-failure, weekend notebooks, a node left idle for a week) with seeded jitter; samples are drawn by DuckDB over
-``range()`` with a fixed integer hash, so the same seed gives byte-identical files.
+failure, a spot interruption Slurm requeues, weekend notebooks beside a busy job, a distillation starved by its
+data loader at 10 % SM activity, MIG slices, a node left idle for a week) with seeded jitter; samples are drawn
+by DuckDB over ``range()`` with a fixed integer hash, so the same seed gives byte-identical files.
 """
 
 from __future__ import annotations
@@ -31,23 +38,26 @@ import polars as pl
 from gpuledger_demo.aws_exports import demo_instance_id
 from gpuledger_demo.azure_exports import subscription_teams as azure_subscription_teams
 from gpuledger_demo.azure_exports import vm_resource_ids as azure_vm_resource_ids
+from gpuledger_demo.coreweave_exports import CHECKPOINT_BUCKET
+from gpuledger_demo.coreweave_exports import NODES as COREWEAVE_NODES
 from gpuledger_demo.gcp_exports import instance_resource_ids as gcp_instance_resource_ids
 from gpuledger_demo.gcp_exports import project_teams as gcp_project_teams
 from models.allocation import AllocationConfig, NodeMapping, canonical_resource_id
 from models.config import TelemetryConfig
-from models.telemetry import DCGM_ENGINE_ACTIVE, DEFAULT_IDLE_THRESHOLD
+from models.telemetry import DEFAULT_IDLE_THRESHOLD
 
 SLURM_CLUSTER = "helios-slurm"
 EKS_CLUSTER = "helios-eks"
+COREWEAVE_CLUSTER = "helios-coreweave"
 AZURE_CLUSTER = "helios-azure"
 GCP_CLUSTER = "helios-gcp"
-FILE_CLUSTERS = (EKS_CLUSTER, AZURE_CLUSTER, GCP_CLUSTER)
+FILE_CLUSTERS = (EKS_CLUSTER, AZURE_CLUSTER, GCP_CLUSTER, COREWEAVE_CLUSTER)
 """Clusters written as a jobs CSV plus samples labelled with the job (the files connector)."""
 SLURM_TIMEZONE = "America/Los_Angeles"
 SAMPLE_INTERVAL_SECONDS = 300
 AZURE_CHECKPOINTS = "https://heliosckptazure.blob.core.windows.net/helios-ckpt-azure"
 GCP_CHECKPOINTS = "gs://helios-ckpt-gcp"
-CHECKPOINT_STORES = ("helios-ckpt-llm", "helios-ckpt-vision", "heliosckptazure", "helios-ckpt-gcp")
+CHECKPOINT_STORES = ("helios-ckpt-llm", "helios-ckpt-vision", "heliosckptazure", "helios-ckpt-gcp", CHECKPOINT_BUCKET)
 """Buckets and storage accounts holding checkpoints: ``[checkpoints] resources``."""
 MONTHS = ("2026-10", "2026-11")
 
@@ -58,8 +68,8 @@ _END = datetime(2026, 12, 1, tzinfo=UTC)
 """Telemetry runs to here; jobs still running are exported as RUNNING."""
 _PERIODS = ((MONTHS[0], _START, _NOVEMBER), (MONTHS[1], _NOVEMBER, _END))
 _SACCT_HEADER = (
-    "Cluster|JobID|JobIDRaw|JobName|Partition|Account|User|WCKey|NodeList|AllocTRES|Start|End|ElapsedRaw|State"
-    "|ExitCode|Comment"
+    "Cluster|JobID|JobIDRaw|JobName|Partition|QOS|Account|User|WCKey|NodeList|AllocTRES|Start|End|ElapsedRaw"
+    "|State|ExitCode|Comment"
 )
 _POD_SUFFIX_CHARS = "bcdfghjklmnpqrstvwxz2456789"  # the alphabet Kubernetes draws generated name suffixes from
 
@@ -86,6 +96,14 @@ class _Node:
     egress_gb_per_hour: float = 0.0
     """Uploads of the jobs running here, for the nodes whose instances carry egress charges."""
 
+    @property
+    def framebuffer_mib(self) -> int:
+        """Memory of one of its GPUs, as DCGM_FI_DEV_FB_TOTAL reports it."""
+        return _FRAMEBUFFER_MIB[self.gpu_type.upper()]
+
+
+_FRAMEBUFFER_MIB = {"H100": 81559, "H200": 143771, "L40S": 46068, "A100-40GB": 40960, "A100-80GB": 81920}
+
 
 _P5_1 = _Node(SLURM_CLUSTER, "gpu-p5-01", "llm-p5-sp-a", 8, "h100", 192, 2000)
 _P5_2 = _Node(SLURM_CLUSTER, "gpu-p5-02", "llm-p5-sp-b", 8, "h100", 192, 2000)
@@ -110,9 +128,12 @@ _GCP_LLM_1 = _Node(GCP_CLUSTER, "llm-a3-01", "llm-a3-01", 8, "H100", 208, 1872)
 _GCP_LLM_2 = _Node(GCP_CLUSTER, "llm-a3-02", "llm-a3-02", 8, "H100", 208, 1872, egress_gb_per_hour=22)
 _GCP_RES = _Node(GCP_CLUSTER, "res-a3-spot-01", "res-a3-spot-01", 8, "H100", 208, 1872)
 _GCP_VIS = _Node(GCP_CLUSTER, "vis-a2-01", "vis-a2-01", 8, "A100-80GB", 96, 1360)
+# CoreWeave bills its reserved nodes by their CKS node names: ``instance`` is the ResourceId itself
+_CW_1, _CW_2 = (_Node(COREWEAVE_CLUSTER, name, name, 8, "H100", 128, 2048) for name in COREWEAVE_NODES)
 _NODES = (
     *(_P5_1, _P5_2, _P5E_1, _P5E_2, _P5S, _G6E, _CPU, _P4D_A, _P4D_B, _G6E_OD, _G6E_SPOT, _SPEECH_P5),
     *(_AZ_LLM_1, _AZ_LLM_2, _AZ_RES, _AZ_VIS, _AZ_VIS_SPOT, _AZ_SPEECH, _GCP_LLM_1, _GCP_LLM_2, _GCP_RES, _GCP_VIS),
+    *(_CW_1, _CW_2),
 )
 _LLM = (_P5_1, _P5_2, _P5E_1, _P5E_2)
 
@@ -127,6 +148,8 @@ class _Checkpoint:
     cap_gb: float
     """Older checkpoints are pruned beyond this."""
     deleted: date | None = None
+    every_hours: int = 4
+    """A checkpoint (gb_per_hour x every_hours GB) is written every this many hours of a job's run time."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -148,11 +171,15 @@ class _Job:
     state: str
     """As the scheduler reports it (sacct ``CANCELLED by 1042``; JOB_STATES in the jobs CSV)."""
     profile: str
-    """Utilization pattern: train, eval, notebook or serve."""
+    """Utilization pattern (``_PROFILES``): train, eval, notebook, serve or starved."""
     run_group: str | None
     checkpoint: _Checkpoint | None
     array: str | None = None
     """Slurm array the job is a task of."""
+    requeue_of: str | None = None
+    """Label of the earlier attempt Slurm requeued as this one (same JobID, ``sacct --duplicates``)."""
+    mig: tuple[str, str] | None = None
+    """(MIG profile, GPU instance id) of the slice held on ``first_gpu``; ``gpus`` then counts slices."""
     job_id: str = ""
     """Slurm job or array task id, ``namespace/pod`` on Kubernetes; numbered once the schedule is complete."""
     raw_id: int = 0
@@ -188,6 +215,8 @@ class _Schedule:
         run_group: str | None = None,
         checkpoint: _Checkpoint | None = None,
         array: str | None = None,
+        requeue_of: str | None = None,
+        mig: tuple[str, str] | None = None,
     ) -> None:
         shift = timedelta(seconds=_draw(self.seed, label, "start") % 901)
         # a job killed at its time limit ran exactly that long
@@ -209,6 +238,8 @@ class _Schedule:
                 run_group=run_group,
                 checkpoint=checkpoint,
                 array=array,
+                requeue_of=requeue_of,
+                mig=mig,
             )
         )
 
@@ -355,6 +386,9 @@ def _research(s: _Schedule) -> None:
                     array=f"sft-{week}",
                     **sft,
                 )
+        elif index == 3:  # the spot p5 is interrupted; Slurm requeues the job, which resumes from a checkpoint
+            res(f"sft-{week}-0", "sft-7b", [_P5S], day(0, 10), day(1, 3, 40), state="PREEMPTED", **sft)
+            res(f"sft-{week}", "sft-7b", [_P5S], day(1, 4, 30), day(1, 22), requeue_of=f"sft-{week}-0", **sft)
         else:
             res(f"sft-{week}", "sft-7b", [_P5S], day(0, 10), day(1, 22), **sft)
         res(
@@ -392,12 +426,24 @@ def _research(s: _Schedule) -> None:
                 profile="eval",
                 run_group="helios-rm-eval",
             )
-    # Jupyter sessions started on Friday evening and left holding their GPUs until Monday morning
+    # Jupyter sessions started on Friday evening and left holding their GPUs until Monday morning; on the g6e the
+    # weekend's reward-model scoring runs on the other two GPUs, busy beside the idle notebook
     notebook = partial(res, name="jupyter", project="", profile="notebook")
     for index, friday in enumerate(_FRIDAYS):
         monday = friday + timedelta(3)
         notebook(
             f"nb-tkim-{friday}", nodes=[_G6E], start=_pt(friday, 17, 30), end=_pt(monday, 8, 45), user="tkim", gpus=2
+        )
+        res(
+            f"rm-score-{friday}",
+            "rm-7b-score",
+            [_G6E],
+            _pt(friday + timedelta(1), 7),
+            _pt(friday + timedelta(2), 19),
+            user="tkim",
+            gpus=2,
+            first_gpu=2,
+            run_group=f"helios-rm-score-{friday:%m%d}",
         )
         if index in (1, 4, 6, 8):
             notebook(
@@ -497,6 +543,15 @@ def _speech(s: _Schedule) -> None:
             profile="eval",
             run_group="asr-v3-eval",
         )
+    # a distillation whose CPU-bound data loader starves the GPUs: engine ~36 % "active", SMs ~10 % busy
+    asr(
+        "distill",
+        _pod(s.seed, "asr-v3-distill", "distill"),
+        start=_pt(_d(10, 15), 9),
+        end=_pt(_d(10, 17), 18),
+        profile="starved",
+        run_group="asr-v3-distill",
+    )
     # fine-tunes two at a time; the Japanese one first fails on a tokenizer bug
     for monday, languages in ((_d(10, 19), ("de", "ja")), (_d(11, 16), ("es", "fr"))):
         for slot, language in enumerate(languages):
@@ -541,6 +596,30 @@ def _azure(s: _Schedule) -> None:
     asr = partial(s.add, nodes=[_AZ_SPEECH], account="speech-asr", user="carlos", project="asr-v3")
     asr("az-ft-it", "asr-v3-ft-it", start=_pt(_d(10, 7), 10), end=_pt(_d(10, 12), 14), run_group="asr-v3-ft-it")
     asr("az-ft-pl", "asr-v3-ft-pl", start=_pt(_d(11, 4), 10), end=_pt(_d(11, 9), 18), run_group="asr-v3-ft-pl")
+    # between the fine-tunes the A100 is cut into MIG slices: a 1g.10gb and a 3g.40gb benchmark side by side
+    for label, name, mig in (
+        ("az-mig-int8", "asr-v3-int8-eval", ("1g.10gb", "9")),
+        ("az-mig-stream", "asr-v3-streaming-bench", ("3g.40gb", "2")),
+    ):
+        asr(label, name, start=_pt(_d(10, 20), 9), end=_pt(_d(10, 23), 18), profile="serve", run_group=name, mig=mig)
+
+
+def _coreweave(s: _Schedule) -> None:
+    """Research's RL post-training of helios-7b on two reserved CoreWeave H100 nodes (CKS pods)."""
+    res = partial(s.add, account="res", user="yuki", project="helios-7b")
+    uri = "s3://helios-ckpt-cw/helios-7b"
+    grpo = partial(res, nodes=[_CW_1, _CW_2])
+    r1 = _Checkpoint(f"{uri}/grpo-r1/", 150, 6000, every_hours=3)
+    grpo("cw-grpo-r1", _pod(s.seed, "grpo-7b-r1", "r1"), start=_pt(_d(10, 5), 9), end=_pt(_d(10, 16), 18),
+         run_group="helios-7b-grpo-r1", checkpoint=r1)  # fmt: skip
+    res("cw-rollouts", _pod(s.seed, "rollout-gen", "oct"), [_CW_1], _pt(_d(10, 19), 9), _pt(_d(10, 24), 17),
+        profile="serve", run_group="helios-7b-rollouts-oct")  # fmt: skip
+    # r2's first attempt dies in an NCCL timeout on day two and resumes from its last checkpoint
+    r2 = _Checkpoint(f"{uri}/grpo-r2/", 150, 6000, every_hours=3)
+    grpo("cw-grpo-r2-0", _pod(s.seed, "grpo-7b-r2", "r2-0"), start=_pt(_d(11, 2), 9), end=_pt(_d(11, 4), 2, 20),
+         state="FAILED", run_group="helios-7b-grpo-r2", checkpoint=r2)  # fmt: skip
+    grpo("cw-grpo-r2", _pod(s.seed, "grpo-7b-r2", "r2"), start=_pt(_d(11, 4), 9), end=_pt(_d(11, 18), 12),
+         run_group="helios-7b-grpo-r2", checkpoint=r2)  # fmt: skip
 
 
 def _gcp(s: _Schedule) -> None:
@@ -583,7 +662,7 @@ def _pod(seed: int, prefix: str, label: str) -> str:
 def _schedule(seed: int) -> list[_Job]:
     """Every job, Slurm ones numbered in start order (array tasks share their array's id)."""
     s = _Schedule(seed)
-    for part in (_llm_pretrain, _research, _vision, _speech, _azure, _gcp):
+    for part in (_llm_pretrain, _research, _vision, _speech, _azure, _gcp, _coreweave):
         part(s)
     # array task ids follow the submission's order, whichever task starts first
     arrays: dict[str, list[str]] = {}
@@ -593,9 +672,14 @@ def _schedule(seed: int) -> list[_Job]:
     numbered: list[_Job] = []
     next_id, bases = 48_100, dict[str, int]()
     launched = dict.fromkeys((AZURE_CLUSTER, GCP_CLUSTER), 0)
+    requeued: dict[str, _Job] = {}
     for job in sorted(s.jobs, key=lambda j: (j.start, j.label)):
-        if job.cluster == EKS_CLUSTER:
+        if job.cluster in (EKS_CLUSTER, COREWEAVE_CLUSTER):
             numbered.append(replace(job, job_id=f"{job.account}/{job.name}"))
+            continue
+        if job.requeue_of is not None:  # the same JobID again
+            first = requeued[job.requeue_of]
+            numbered.append(replace(job, job_id=first.job_id, raw_id=first.raw_id))
             continue
         if job.cluster in launched:  # managed-job ids count up per launcher
             launched[job.cluster] += 1
@@ -603,6 +687,7 @@ def _schedule(seed: int) -> list[_Job]:
             continue
         if job.array is None:
             numbered.append(replace(job, job_id=str(next_id), raw_id=next_id))
+            requeued[job.label] = numbered[-1]
             next_id += 1
         else:
             if job.array not in bases:
@@ -676,23 +761,41 @@ def _sacct_lines(job: _Job) -> list[str]:
         comment = f"run_group={job.run_group}"
         if job.checkpoint:
             comment += f";checkpoint={job.checkpoint.uri}"
-    partition = {"llm": "train", "res": "research"}[job.account] if job.gpus else "cpu"
+    if job.profile == "notebook":
+        partition, qos = "interactive", "interactive"
+    else:
+        partition, qos = ({"llm": "train", "res": "research"}[job.account], "normal") if job.gpus else ("cpu", "normal")
     nodes, tres = _hostlist(job.nodes), _tres(job, job.nodes)
     extern_state = "RUNNING" if job.end is None else "COMPLETED"
-    # (step suffix, JobName, Partition, User, WCKey, NodeList, AllocTRES, State, ExitCode, Comment)
+    # (step suffix, JobName, Partition, QOS, User, WCKey, NodeList, AllocTRES, State, ExitCode, Comment)
     records = [
-        ("", job.name, partition, job.user, job.project, nodes, tres, job.state, exit_code, comment),
-        (".batch", "batch", "", "", "", job.nodes[0].name, _tres(job, job.nodes[:1]), batch_state, exit_code, ""),
-        (".extern", "extern", "", "", "", nodes, tres, extern_state, "0:0", ""),
+        ("", job.name, partition, qos, job.user, job.project, nodes, tres, job.state, exit_code, comment),
+        (".batch", "batch", "", "", "", "", job.nodes[0].name, _tres(job, job.nodes[:1]), batch_state, exit_code, ""),
+        (".extern", "extern", "", "", "", "", nodes, tres, extern_state, "0:0", ""),
     ]
     if job.profile != "notebook":
-        records.append((".0", "torchrun" if job.gpus else "python", "", "", "", nodes, tres, step_state, exit_code, ""))
+        srun = ".0", "torchrun" if job.gpus else "python", "", "", "", "", nodes, tres, step_state, exit_code, ""
+        records.append(srun)
     times = [_sacct_time(job.start), _sacct_time(job.end), str(elapsed)]
     lines = []
-    for step, name, part, user, wckey, nodelist, alloc, state, code, note in records:
-        fields = [SLURM_CLUSTER, f"{job.job_id}{step}", f"{job.raw_id}{step}", name, part, job.account, user, wckey]
-        lines.append("|".join([*fields, nodelist, alloc, *times, state, code, note]))
+    for step, name, part, qos_name, user, wckey, nodelist, alloc, state, code, note in records:
+        fields = [SLURM_CLUSTER, f"{job.job_id}{step}", f"{job.raw_id}{step}", name, part, qos_name, job.account]
+        lines.append("|".join([*fields, user, wckey, nodelist, alloc, *times, state, code, note]))
     return lines
+
+
+def _write_gpu_map(path: Path, jobs: Sequence[_Job]) -> None:
+    """The GPU indices a Slurm prolog recorded for each job on each node (one row per JobID and node: a requeued
+    job keeps its JobID and its GPUs)."""
+    last = {job.label: job.first_gpu + job.gpus - 1 for job in jobs}
+    rows = {
+        (job.job_id, node.name): f"{job.first_gpu}-{last[job.label]}" if job.gpus > 1 else str(job.first_gpu)
+        for job in jobs
+        if job.cluster == SLURM_CLUSTER and job.gpus
+        for node in job.nodes
+    }
+    lines = ["job_id,node,gpus", *(f"{job_id},{node},{gpus}" for (job_id, node), gpus in rows.items())]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def _write_sacct(folder: Path, jobs: Sequence[_Job]) -> None:
@@ -731,9 +834,10 @@ slots AS (
 SELECT *, unnest(range(first_slot, end_slot)) AS slot FROM slots
 """
 
-# Utilization by the job's profile: training steady with synchronized stalls (checkpoint saves), evaluation
-# in half-hour bursts, notebooks near zero but for the first and last hour and a rare burst, idle GPUs ~0.
-_UTILIZATION_SQL = """
+# Graphics-engine activity by the job's profile: training steady with synchronized stalls (checkpoint saves),
+# evaluation in half-hour bursts, notebooks near zero but for the first and last hour and a rare burst, a
+# starved job's engine "active" a third of the time, idle GPUs ~0.
+_ENGINE_ACTIVE_SQL = """
 round(CASE profile
     WHEN 'train' THEN CASE WHEN draw(job_key, slot, 1) < 0.02 THEN 0.04 * noise
         ELSE least(level + 0.1 * (noise - 0.5), 0.99) END
@@ -743,8 +847,19 @@ round(CASE profile
             THEN 0.15 + 0.5 * noise
         ELSE 0.02 * noise END
     WHEN 'serve' THEN 0.45 + 0.35 * noise
+    WHEN 'starved' THEN 0.30 + 0.12 * noise
     ELSE 0.004 * noise
 END, 3)
+"""
+
+# The other DCGM fields, from the engine activity by the profile's ratios (_PROFILES): SM, tensor-pipe and DRAM
+# activity, and the framebuffer the job keeps allocated (nothing on a GPU no job holds).
+_METRICS_SQL = """
+    engine_active,
+    round(least(engine_active * sm_ratio, 1), 3) AS sm_active,
+    round(least(engine_active * tensor_ratio, 1), 3) AS tensor_active,
+    round(least(engine_active * dram_ratio, 1), 3) AS dram_active,
+    round(fb_mib * (0.96 + 0.04 * noise)) AS fb_used_mib
 """
 
 # Slurm: every GPU of every node at every slot, unlabelled (dcgm-exporter without a job mapping).
@@ -755,25 +870,33 @@ COPY (
     ),
     sampled AS (
         SELECT g.node, g.gpu, g.slot, b.profile, b.level, b.job_key, b.first_slot, b.end_slot,
+            coalesce(b.sm_ratio, 0.9) AS sm_ratio, coalesce(b.tensor_ratio, 0) AS tensor_ratio,
+            coalesce(b.dram_ratio, 0) AS dram_ratio, coalesce(b.fb_mib, 0) AS fb_mib,
             draw(g.node_key * 8 + g.gpu, g.slot, 2) AS noise
         FROM grid AS g
         LEFT JOIN busy AS b ON b.node = g.node AND b.gpu = g.gpu AND b.slot = g.slot
-    )
-    SELECT node, CAST(gpu AS VARCHAR) AS gpu, to_timestamp({{t0}} + slot * {{step}}) AS "timestamp",
-        {_UTILIZATION_SQL} AS utilization, '{DCGM_ENGINE_ACTIVE}' AS metric
-    FROM sampled
+    ),
+    engine AS (SELECT *, {_ENGINE_ACTIVE_SQL} AS engine_active FROM sampled)
+    SELECT node, CAST(gpu AS VARCHAR) AS gpu, to_timestamp({{t0}} + slot * {{step}}) AS "timestamp", {_METRICS_SQL}
+    FROM engine
     ORDER BY node, gpu, slot
 ) TO {{target}} (FORMAT parquet, COMPRESSION zstd)
 """  # noqa: S608  (this module's constants; the slots take integers and quoted paths)
 
-# Kubernetes and the launchers: the GPUs jobs hold, labelled with the job (and on EKS the node's instance id).
+# Kubernetes and the launchers: the GPUs (or MIG slices) jobs hold, labelled with the job (and on EKS the node's
+# instance id).
 _LABELLED_SAMPLES_SQL = f"""
 COPY (
-    SELECT node, CAST(gpu AS VARCHAR) AS gpu, to_timestamp({{t0}} + slot * {{step}}) AS "timestamp",
-        {_UTILIZATION_SQL} AS utilization, '{DCGM_ENGINE_ACTIVE}' AS metric, job_id, instance_id
-    FROM (SELECT *, draw(node_key * 8 + gpu, slot, 2) AS noise FROM busy WHERE cluster = {{cluster}})
-    WHERE slot >= {{first}} AND slot < {{last}}
-    ORDER BY node, gpu, slot
+    WITH sampled AS (
+        SELECT *, draw(node_key * 8 + gpu + 64 * coalesce(CAST(gpu_instance AS INTEGER), 0), slot, 2) AS noise
+        FROM busy
+        WHERE cluster = {{cluster}} AND slot >= {{first}} AND slot < {{last}}
+    ),
+    engine AS (SELECT *, {_ENGINE_ACTIVE_SQL} AS engine_active FROM sampled)
+    SELECT node, CAST(gpu AS VARCHAR) AS gpu, gpu_instance, mig_profile,
+        to_timestamp({{t0}} + slot * {{step}}) AS "timestamp", {_METRICS_SQL}, job_id, instance_id
+    FROM engine
+    ORDER BY node, gpu, gpu_instance, slot
 ) TO {{target}} (FORMAT parquet, COMPRESSION zstd)
 """  # noqa: S608  (this module's constants; the slots take integers and quoted values)
 
@@ -798,15 +921,45 @@ def quote(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+@dataclass(frozen=True)
+class _Profile:
+    """How a kind of job uses its GPUs, relative to its engine activity (``_ENGINE_ACTIVE_SQL``)."""
+
+    sm: float
+    """SM activity per unit of engine activity: how much of the GPU's compute an active engine keeps busy."""
+    tensor: float
+    dram: float
+    memory: tuple[float, float]
+    """Share of the GPU's framebuffer the job keeps allocated, drawn per job between these."""
+
+
+_PROFILES = {
+    "train": _Profile(0.9, 0.6, 0.5, (0.72, 0.94)),
+    "eval": _Profile(0.75, 0.35, 0.55, (0.45, 0.6)),
+    "notebook": _Profile(0.6, 0.2, 0.3, (0.15, 0.3)),
+    "serve": _Profile(0.7, 0.4, 0.6, (0.35, 0.5)),
+    # the data loader cannot keep up: the engine is "active" a third of the time, its SMs about 10 %
+    "starved": _Profile(0.28, 0.25, 0.2, (0.25, 0.35)),
+}
+
+
 def _level(seed: int, job: _Job) -> float:
     """A training job's typical engine-active ratio, 0.78 to 0.93."""
     return 0.78 + (_draw(seed, "level", job.label) % 151) / 1000
 
 
+def _framebuffer_mib(seed: int, job: _Job, node: _Node) -> int:
+    """MiB the job keeps allocated on each GPU (or MIG slice) it holds."""
+    low, high = _PROFILES[job.profile].memory
+    share = low + (high - low) * (_draw(seed, "memory", job.label) % 1001) / 1000
+    capacity = int(job.mig[0].split(".")[1].removesuffix("gb")) * 1024 if job.mig else node.framebuffer_mib
+    return round(capacity * share)
+
+
 def _placements(jobs: Sequence[_Job], seed: int) -> pl.DataFrame:
     """One row per job and GPU node it ran on, as the sample and egress SQL reads them."""
     keys = {node.name: key for key, node in enumerate(_NODES)}
-    # only the Kubernetes nodes' samples carry their instance id
+    # only the EKS nodes' samples carry their instance id
     instances = {n.name: demo_instance_id(n.instance, seed) for n in _NODES if n.cluster == EKS_CLUSTER and n.instance}
     rows = [
         {
@@ -817,8 +970,15 @@ def _placements(jobs: Sequence[_Job], seed: int) -> pl.DataFrame:
             "job_id": job.job_id,
             "profile": job.profile,
             "level": _level(seed, job),
+            "sm_ratio": _PROFILES[job.profile].sm,
+            "tensor_ratio": _PROFILES[job.profile].tensor,
+            "dram_ratio": _PROFILES[job.profile].dram,
+            "fb_mib": _framebuffer_mib(seed, job, node),
+            "gpu_instance": job.mig[1] if job.mig else None,
+            "mig_profile": job.mig[0] if job.mig else None,
             "first_gpu": job.first_gpu,
-            "gpus": job.gpus,
+            # a MIG job's slices are all on its first GPU
+            "gpus": 1 if job.mig else job.gpus,
             "start_s": int(job.start.timestamp()),
             "end_s": int((job.end or _END).timestamp()),
             "instance_id": instances.get(node.name),
@@ -828,7 +988,7 @@ def _placements(jobs: Sequence[_Job], seed: int) -> pl.DataFrame:
         for node in job.nodes
         if job.gpus
     ]
-    return pl.DataFrame(rows)
+    return pl.DataFrame(rows, infer_schema_length=None)
 
 
 def _write_samples(con: duckdb.DuckDBPyConnection, folder: Path, sql: str, cluster: str = "") -> None:
@@ -854,6 +1014,7 @@ def _jobs_csv(con: duckdb.DuckDBPyConnection, jobs: Sequence[_Job], cluster: str
             "nodes": ";".join(n.name for n in job.nodes),
             "gpu_model": job.nodes[0].gpu_type,
             "gpu_count": job.gpus * len(job.nodes),
+            "mig_profile": job.mig[0] if job.mig else None,
             "start": f"{job.start:%Y-%m-%dT%H:%M:%SZ}",
             "end": f"{job.end:%Y-%m-%dT%H:%M:%SZ}" if job.end else None,
             "state": job.state,
@@ -863,7 +1024,7 @@ def _jobs_csv(con: duckdb.DuckDBPyConnection, jobs: Sequence[_Job], cluster: str
         for job in jobs
         if job.cluster == cluster
     ]
-    con.register("pods", pl.DataFrame(rows).to_arrow())
+    con.register("pods", pl.DataFrame(rows, infer_schema_length=None).to_arrow())
     # COPY TO takes no parameters: the path quoted
     con.execute(f"COPY (SELECT * FROM pods ORDER BY start, job_id) TO {quote(str(target))} (FORMAT csv, HEADER true)")  # noqa: S608
     con.unregister("pods")
@@ -875,40 +1036,55 @@ _CHECKPOINT_INVENTORIES = (
     (EKS_CLUSTER, "s3://helios-ckpt-vision", {"detector-v8/": 30_000, "scratch/": 1_500}, "s3-inventory"),
     (AZURE_CLUSTER, AZURE_CHECKPOINTS, {"helios-34b/eu-final/": 18_000, "scratch/": 900}, "blob-inventory"),
     (GCP_CLUSTER, GCP_CHECKPOINTS, {"datasets/cache/": 9_000}, "gcs-inventory"),
+    (COREWEAVE_CLUSTER, f"s3://{CHECKPOINT_BUCKET}", {"helios-7b/sft-base/": 30_000}, "s3-inventory"),
 )
 
 
+def _checkpoint_writes(jobs: Sequence[_Job], prefix: _Checkpoint) -> list[datetime]:
+    """When checkpoints were written under ``prefix``: every ``every_hours`` of each writing job's run time."""
+    writes = []
+    for job in (j for j in jobs if j.checkpoint == prefix):
+        moment = job.start + timedelta(hours=prefix.every_hours)
+        while moment < (job.end or _END):
+            writes.append(moment)
+            moment += timedelta(hours=prefix.every_hours)
+    return sorted(writes)
+
+
 def _inventory(jobs: Sequence[_Job], root: str, legacy: dict[str, int], seed: int) -> pl.DataFrame:
-    """Daily (00:00 UTC) bytes under each prefix below ``root``: the runs' checkpoints and ``legacy`` (older
-    models' checkpoints and scratch space), which no job owns."""
-    prefixes = {j.checkpoint for j in jobs if j.checkpoint and j.checkpoint.uri.startswith(f"{root}/")}
-    writers = {prefix: [j for j in jobs if j.checkpoint == prefix] for prefix in sorted(prefixes, key=lambda p: p.uri)}
+    """Daily (00:00 UTC) listing of the checkpoint objects below ``root`` with their write times: each run's
+    checkpoints (the newest ``cap_gb`` worth kept, the rest pruned) and ``legacy`` prefixes (older models'
+    checkpoints and scratch space) that no job owns."""
+    prefixes = sorted({j.checkpoint for j in jobs if j.checkpoint and j.checkpoint.uri.startswith(f"{root}/")},
+                      key=lambda p: p.uri)  # fmt: skip
+    writes = {prefix: _checkpoint_writes(jobs, prefix) for prefix in prefixes}
     rows = []
     day = _START
     while day < _END:
-        for prefix, writing in writers.items():
+        for prefix, written in writes.items():
             if prefix.deleted is not None and day.date() >= prefix.deleted:
                 continue
-            hours = sum(max(0.0, (min(j.end or _END, day) - j.start).total_seconds() / 3600) for j in writing)
-            stored_gb = min(prefix.cap_gb, prefix.gb_per_hour * hours)
-            if stored_gb > 0:
-                rows.append((day, prefix.uri, int(stored_gb * 1e9)))
+            size_gb = prefix.gb_per_hour * prefix.every_hours
+            kept = max(1, int(prefix.cap_gb // size_gb))
+            done = [moment for moment in written if moment < day]
+            for number, moment in list(enumerate(done, start=1))[-kept:]:
+                rows.append((day, f"{prefix.uri}step-{number * 500:07d}.ckpt", int(size_gb * 1e9), moment))
         for key, gb in legacy.items():
             wobble = 0.9 + (_draw(seed, "legacy", root, key, day.date()) % 201) / 1000 if key == "scratch/" else 1
-            rows.append((day, f"{root}/{key}", int(gb * wobble * 1e9)))
+            rows.append((day, f"{root}/{key}", int(gb * wobble * 1e9), None))
         day += timedelta(days=1)
-    return pl.DataFrame(
-        rows, schema={"as_of": pl.Datetime("us", "UTC"), "uri": pl.String, "bytes": pl.Int64}, orient="row"
-    )
+    schema = {"as_of": pl.Datetime("us", "UTC"), "uri": pl.String, "bytes": pl.Int64}
+    return pl.DataFrame(rows, schema={**schema, "last_modified": pl.Datetime("us", "UTC")}, orient="row")
 
 
 def _write_inventory(con: duckdb.DuckDBPyConnection, frame: pl.DataFrame, target: Path) -> None:
     con.register("inventory", frame.to_arrow())
-    con.execute(
-        # COPY TO takes no parameters: the path quoted
-        "COPY (SELECT strftime(as_of, '%Y-%m-%dT%H:%M:%SZ') AS as_of, uri, bytes FROM inventory ORDER BY as_of, uri)"  # noqa: S608
-        f" TO {quote(str(target))} (FORMAT csv, HEADER true)"
+    listing = (
+        "SELECT strftime(as_of, '%Y-%m-%dT%H:%M:%SZ') AS as_of, uri, bytes,"
+        " strftime(last_modified, '%Y-%m-%dT%H:%M:%SZ') AS last_modified FROM inventory ORDER BY as_of, uri"
     )
+    # COPY TO takes no parameters: the path quoted
+    con.execute(f"COPY ({listing}) TO {quote(str(target))} (FORMAT csv, HEADER true)")
     con.unregister("inventory")
 
 
@@ -919,8 +1095,9 @@ def write_demo_telemetry(root: Path, seed: int = 2026) -> DemoTelemetry:
     """
     jobs = _schedule(seed)
     folders = {SLURM_CLUSTER: root / "slurm", EKS_CLUSTER: root / "eks", AZURE_CLUSTER: root / "azure"}
-    folders[GCP_CLUSTER] = root / "gcp"
+    folders |= {GCP_CLUSTER: root / "gcp", COREWEAVE_CLUSTER: root / "coreweave"}
     _write_sacct(folders[SLURM_CLUSTER] / "sacct", jobs)
+    _write_gpu_map(folders[SLURM_CLUSTER] / "gpu-map.csv", jobs)
     inventories = {}
     con = duckdb.connect()
     try:
@@ -948,7 +1125,11 @@ def write_demo_telemetry(root: Path, seed: int = 2026) -> DemoTelemetry:
         con.close()
     slurm = folders[SLURM_CLUSTER]
     sacct = TelemetryConfig(
-        "helios-slurm-sacct", "slurm", SLURM_CLUSTER, {"path": slurm / "sacct"}, {"timezone": SLURM_TIMEZONE}
+        "helios-slurm-sacct",
+        "slurm",
+        SLURM_CLUSTER,
+        {"path": slurm / "sacct", "gpu_map": slurm / "gpu-map.csv"},
+        {"timezone": SLURM_TIMEZONE},
     )
     dcgm = {"samples": slurm / "dcgm", "egress": slurm / "egress.csv", "checkpoints": inventories[SLURM_CLUSTER]}
     files = [
@@ -994,6 +1175,7 @@ def write_demo_telemetry(root: Path, seed: int = 2026) -> DemoTelemetry:
                 NodeMapping(n.cluster, n.name, canonical_resource_id(cloud_ids[n.cluster][n.instance]))
                 for n in _NODES
                 if n.cluster in cloud_ids and n.instance
-            ),
+            )
+            + tuple(NodeMapping(n.cluster, n.name, n.name) for n in _NODES if n.cluster == COREWEAVE_CLUSTER),
         ),
     )

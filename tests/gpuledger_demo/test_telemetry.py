@@ -21,10 +21,12 @@ from gpuledger.telemetry.files import (
     read_samples_file,
 )
 from gpuledger.telemetry.ingest import TelemetryLoad
+from gpuledger.telemetry.samples import SampleAggregation
 from gpuledger.warehouse.home import open_warehouse
 from gpuledger_demo.aws_exports import demo_instance_id
 from gpuledger_demo.setup import write_demo_home
 from gpuledger_demo.telemetry import (
+    AZURE_CLUSTER,
     EKS_CLUSTER,
     SAMPLE_INTERVAL_SECONDS,
     SLURM_CLUSTER,
@@ -32,7 +34,7 @@ from gpuledger_demo.telemetry import (
     write_demo_telemetry,
 )
 from models.config import load_config
-from models.telemetry import DCGM_ENGINE_ACTIVE, DEFAULT_IDLE_THRESHOLD
+from models.telemetry import DCGM_SM_ACTIVE
 from pipelines.deliveries import allocate, load_month
 
 MONTHS = ("2026-10", "2026-11")
@@ -102,6 +104,10 @@ def test_slurm_accounting_parses_with_every_kind_of_record(slurm_jobs, sources):
     assert timedelta(days=1) < pretrain["end"][0] - pretrain["start"][0] < timedelta(days=2)
     stage2 = slurm_jobs.filter(pl.col("run_group") == "helios-70b-pretrain-s2").sort("start")
     assert stage2["state"].to_list() == ["NODE_FAIL", "COMPLETED"]
+    # sacct --duplicates lists the requeued job twice under one JobID: two attempts
+    requeued = slurm_jobs.filter(pl.col("scheduler_job_id").is_duplicated()).sort("start")
+    assert requeued["state"].to_list() == ["PREEMPTED", "COMPLETED"]
+    assert requeued["job_id"].to_list() == [f"{requeued['scheduler_job_id'][0]}#1", requeued["scheduler_job_id"][0]]
     running = slurm_jobs.filter(pl.col("state") == "RUNNING")
     assert running.height >= 1 and running["end"].is_null().all()
     # single-type jobs carry their GPU model; the pre-training spans H100 and H200 nodes
@@ -134,7 +140,7 @@ def test_no_gpu_is_held_twice(slurm_jobs, eks_jobs):
         .explode("nodes", empty_as_null=False)
         .with_columns(per_node=pl.col("gpu_count") // pl.col("gpu_count").len().over("cluster", "job_id"))
     )
-    for (node,), held in jobs.group_by("nodes"):
+    for (node,), held in jobs.group_by("nodes"):  # the weekend: a notebook on GPUs 0-1 of the g6e, scoring on 2-3
         events = sorted(
             [(row["start"], row["per_node"]) for row in held.iter_rows(named=True)]
             + [(row["end"], -row["per_node"]) for row in held.iter_rows(named=True) if row["end"] is not None],
@@ -156,22 +162,25 @@ def test_kubernetes_pods_parse_with_their_run_groups(eks_jobs):
     assert eks_jobs.filter(pl.col("name").str.contains("eval")).height >= 4
 
 
-def test_samples_cover_slurm_gpus_unlabelled_and_pods_labelled(sources, slurm_jobs, eks_jobs):
-    def activity(name: str) -> pl.DataFrame:
-        return read_samples_file(
-            sources[name]["samples"],
-            cluster=SLURM_CLUSTER if name.startswith("helios-slurm") else EKS_CLUSTER,
-            idle_threshold=DEFAULT_IDLE_THRESHOLD,
-            interval_seconds=SAMPLE_INTERVAL_SECONDS,
-        )
+def _activity(sources: dict[str, dict[str, list[Path]]], name: str, cluster: str) -> pl.DataFrame:
+    return read_samples_file(
+        sources[name]["samples"],
+        cluster=cluster,
+        aggregation=SampleAggregation(name),
+        interval_seconds=SAMPLE_INTERVAL_SECONDS,
+    )
 
-    slurm = activity("helios-slurm-dcgm")
-    assert set(slurm["metric"]) == {DCGM_ENGINE_ACTIVE}
+
+def test_samples_cover_slurm_gpus_unlabelled_and_pods_labelled(sources, slurm_jobs, eks_jobs):
+    slurm = _activity(sources, "helios-slurm-dcgm", SLURM_CLUSTER)
+    # every DCGM field is there, and SM activity prices run time
+    assert set(slurm["metric"]) == {DCGM_SM_ACTIVE}
+    assert slurm.select(pl.col("tensor_active", "dram_active", "fb_used_mib").null_count()).sum_horizontal()[0] == 0
     assert slurm["job_id"].is_null().all() and slurm["instance_id"].is_null().all()
     # every GPU of the six nodes, every hour of both months, 12 samples an hour
     assert slurm.height == 44 * 61 * 24
     assert (slurm["samples"] == 12).all() and (slurm["sampled_seconds"] == 3600).all()
-    eks = activity("helios-eks")
+    eks = _activity(sources, "helios-eks", EKS_CLUSTER)
     assert set(eks["job_id"]) <= set(eks_jobs["job_id"])
     assert eks["instance_id"].null_count() == 0
     nodes = ("vis-p4d-ri-a", "vis-p4d-ri-b", "vis-g6e-od", "vis-g6e-spot", "speech-p5")
@@ -195,11 +204,19 @@ def test_checkpoint_inventories_and_egress_parse(sources, slurm_jobs, eks_jobs):
     assert llm["uri"].str.starts_with("s3://helios-ckpt-llm/").all()
     assert vision["uri"].str.starts_with("s3://helios-ckpt-vision/").all()
     assert llm["as_of"].n_unique() == vision["as_of"].n_unique() == 61
-    # bytes under the pre-training prefix grow while it trains; prefixes no job writes are there too
-    pretrain = llm.filter(pl.col("uri") == "s3://helios-ckpt-llm/helios-70b/pretrain/").sort("as_of")
+    # checkpoint objects under the pre-training prefix accumulate while it trains, each listed with its write time
+    pretrain = (
+        llm.filter(pl.col("uri").str.starts_with("s3://helios-ckpt-llm/helios-70b/pretrain/"))
+        .group_by("as_of")
+        .agg(pl.col("bytes").sum(), pl.col("last_modified").max())
+        .sort("as_of")
+    )
     assert pretrain["bytes"].is_sorted() and pretrain["bytes"][-1] > pretrain["bytes"][0]
+    assert (pretrain["last_modified"] < pretrain["as_of"]).all()
+    # prefixes no job writes are there too
     owned = set(slurm_jobs["checkpoint_uri"].drop_nulls()) | set(eks_jobs["checkpoint_uri"].drop_nulls())
-    assert set(pl.concat([llm, vision])["uri"]) - owned
+    unowned = [uri for uri in pl.concat([llm, vision])["uri"] if not any(uri.startswith(p) for p in owned)]
+    assert unowned
     slurm_egress = read_egress_file(sources["helios-slurm-dcgm"]["egress"][0], cluster=SLURM_CLUSTER)
     eks_egress = read_egress_file(sources["helios-eks"]["egress"][0], cluster=EKS_CLUSTER)
     assert set(slurm_egress["node"]) == {"gpu-p5e-01", "gpu-p5s-01"}
@@ -224,7 +241,7 @@ def demo_home(tmp_path_factory) -> Path:
 def pipeline(demo_home) -> Iterator[tuple[duckdb.DuckDBPyConnection, list[TelemetryLoad]]]:
     with closing(open_warehouse(demo_home)) as con:
         for month in MONTHS:
-            for provider in ("aws", "azure", "gcp"):
+            for provider in ("aws", "azure", "gcp", "focus"):
                 load_month(con, demo_home, provider, month)
         loads = [load for month in MONTHS for load in allocate(con, demo_home, month)[0]]
         yield con, loads
@@ -244,7 +261,7 @@ def november(pipeline) -> dict[str, dict[str, object]]:
 def test_config_loads_and_maps_every_slurm_node(demo_home, generated, slurm_jobs):
     root, demo = generated
     config = load_config(demo_home)
-    names = ["helios-cur2", "helios-legacy-cur", "helios-azure-mca", "helios-gcp-billing"]
+    names = ["helios-cur2", "helios-legacy-cur", "helios-azure-mca", "helios-gcp-billing", "helios-coreweave-focus"]
     assert [s.name for s in config.sources] == names
     assert config.allocation == demo.allocation
     assert config.allocation.sample_interval_seconds == SAMPLE_INTERVAL_SECONDS
@@ -261,13 +278,20 @@ def test_config_loads_and_maps_every_slurm_node(demo_home, generated, slurm_jobs
 
 def test_telemetry_is_attributed_to_billed_instances(pipeline, demo_home):
     con, loads = pipeline
-    sources = {"helios-slurm-sacct", "helios-slurm-dcgm", "helios-eks", "helios-azure", "helios-gcp"}
+    sources = {
+        "helios-slurm-sacct",
+        "helios-slurm-dcgm",
+        "helios-eks",
+        "helios-azure",
+        "helios-gcp",
+        "helios-coreweave",
+    }
     assert {load.source for load in loads} == sources
     assert [load.notes for load in loads] == [()] * len(loads)  # nothing unattributable
     billed = {row[0] for row in con.execute("SELECT DISTINCT ResourceId FROM focus.costs").fetchall()}
     used = {row[0] for row in con.execute("SELECT DISTINCT resource_id FROM gpu.usage").fetchall()}
     assert None not in used and used <= billed
-    assert len(used) == 11 + 6 + 4  # AWS instances, Azure VMs, GCP instances
+    assert len(used) == 11 + 6 + 4 + 2  # AWS instances, Azure VMs, GCP instances, CoreWeave nodes
 
 
 def test_every_team_runs_and_idles_and_an_unallocated_team_remains(november):
@@ -313,9 +337,9 @@ def test_checkpoint_storage_and_egress_are_split_by_bytes(pipeline, november):
             " WHERE category IN ('checkpoint_storage', 'egress')"
         ).fetchall()
     )
-    assert ("llm-pretrain", "stored-bytes") in bases
-    assert ("research", "stored-bytes") in bases  # research's SFT checkpoints in the LLM bucket
-    assert {basis for _, basis in bases} >= {"stored-bytes", "egress-bytes"}
+    assert ("llm-pretrain", "stored-byte-hours") in bases
+    assert ("research", "stored-byte-hours") in bases  # research's SFT checkpoints in the LLM bucket
+    assert {basis for _, basis in bases} >= {"stored-byte-hours", "egress-bytes"}
 
 
 def test_only_egress_charges_are_split_by_egress_bytes(pipeline):
@@ -343,3 +367,103 @@ def test_team_totals_equal_focus_effective_cost(pipeline):
     ).fetchall()
     assert shown == totals
     assert all(isinstance(total, Decimal) for _, total in shown)
+
+
+def _job_costs(con: duckdb.DuckDBPyConnection, where: str, params: dict[str, object]) -> list[dict[str, object]]:
+    """showback.job_costs rows (every month summed per job) matching a condition."""
+    cursor = con.execute(
+        "SELECT job_id, any_value(name) AS name, any_value(outcome) AS outcome, any_value(session) AS session,"
+        " any_value(run_group) AS run_group, any_value(run_group_completed) AS completed,"
+        " any_value(run_group_cost_to_finish) AS cost_to_finish, sum(run_cost) AS run_cost,"
+        " sum(idle_cost) AS idle_cost,"
+        " sum(attempt_cost) AS attempt_cost, sum(estimated_lost_work_cost) AS lost_cost,"
+        " max(estimated_lost_gpu_hours) AS lost_gpu_hours, max(gpu_count) AS gpu_count,"
+        " any_value(epoch(end_time) - epoch(start_time)) / 3600 AS hours"
+        f" FROM showback.job_costs WHERE {where} GROUP BY job_id ORDER BY min(start_time)",
+        params,
+    )
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def test_a_distillation_starved_by_its_data_loader_is_a_tenth_run(pipeline):
+    # engine "active" ~36 % of the time, SMs ~10 % busy: priced by SM activity, about a tenth of its GPU cost is run
+    con, _ = pipeline
+    [distill] = _job_costs(con, "run_group = $group", {"group": "asr-v3-distill"})
+    share = distill["run_cost"] / (distill["run_cost"] + distill["idle_cost"])
+    assert Decimal("0.08") < share < Decimal("0.12"), share
+    hours = con.execute(
+        "SELECT DISTINCT metric FROM allocation.cost_split WHERE job_id = $job AND category = 'run'",
+        {"job": distill["job_id"]},
+    ).fetchall()
+    assert hours == [(DCGM_SM_ACTIVE,)]
+
+
+def test_the_weekend_notebook_beside_a_busy_job_is_priced_by_its_own_gpus(pipeline):
+    con, _ = pipeline
+    weekend = "name = $name AND start_time >= TIMESTAMPTZ '2026-10-23' AND start_time < TIMESTAMPTZ '2026-10-25'"
+    notebook, scoring = (_job_costs(con, weekend, {"name": name})[0] for name in ("jupyter", "rm-7b-score"))
+    assert notebook["session"] and notebook["run_cost"] < notebook["idle_cost"] / 20
+    assert scoring["run_cost"] > 2 * scoring["idle_cost"]
+    bases = con.execute(
+        "SELECT DISTINCT allocation_basis FROM allocation.cost_split WHERE job_id IN ($a, $b)",
+        {"a": notebook["job_id"], "b": scoring["job_id"]},
+    ).fetchall()
+    assert bases == [("gpu-index",)]
+    # the prolog's GPU map attributes every Slurm GPU: nothing is priced by node-shared activity
+    assert con.execute("SELECT sum(node_shared_gpu_cost) FROM showback.team_month").fetchone() == (Decimal(0),)
+
+
+def test_sessions_are_not_runs(pipeline):
+    con, _ = pipeline
+    sessions = _job_costs(con, "session", {})
+    assert {job["name"] for job in sessions} == {"jupyter"}
+    assert not any(job["completed"] for job in sessions)
+    assert con.execute(
+        "SELECT sum(sessions) > 0 AND sum(session_cost) > 0 FROM showback.team_month WHERE team = 'research'"
+    ).fetchone() == (True,)
+
+
+def test_mig_slices_are_charged_by_their_compute_share(pipeline):
+    con, _ = pipeline
+    one, three = (_job_costs(con, "cluster = $c AND name = $n", {"c": AZURE_CLUSTER, "n": name})[0]
+                  for name in ("asr-v3-int8-eval", "asr-v3-streaming-bench"))  # fmt: skip
+    # 1g.10gb and 3g.40gb of one A100: 1 and 3 of its 7 compute slices, so an hour of the one costs a third
+    hourly = [(job["run_cost"] + job["idle_cost"]) / Decimal(job["hours"]) for job in (one, three)]
+    assert abs(hourly[1] / hourly[0] - 3) < Decimal("0.001")
+
+
+def test_the_requeued_job_loses_only_the_work_since_its_last_checkpoint(pipeline):
+    con, _ = pipeline
+    preempted, resumed = _job_costs(con, "run_group = $group", {"group": "helios-7b-sft-w44"})
+    assert (preempted["outcome"], resumed["outcome"]) == ("preempted", "completed")
+    assert preempted["job_id"] == f"{resumed['job_id']}#1"
+    # checkpoints every 4 hours: the lost work is under 4 of its ~17 hours, not the whole attempt
+    assert 0 < preempted["lost_gpu_hours"] < 4 * preempted["gpu_count"] < preempted["hours"] * preempted["gpu_count"]
+    assert 0 < preempted["lost_cost"] < preempted["attempt_cost"] / 4
+    assert resumed["cost_to_finish"] == preempted["attempt_cost"] + resumed["attempt_cost"]
+
+
+def test_a_specialist_clouds_gpu_charges_are_split_into_run_and_idle(pipeline):
+    con, _ = pipeline
+    kinds = set(
+        con.execute(
+            "SELECT DISTINCT category, idle_kind FROM allocation.cost_split WHERE ProviderName = 'CoreWeave'"
+        ).fetchall()
+    )
+    assert {("run", None), ("idle", "underutilized"), ("idle", "unallocated"), ("checkpoint_storage", None)} <= kinds
+    assert ("other", None) not in kinds
+
+
+def test_unused_commitments_are_idle_of_their_owners(pipeline):
+    con, _ = pipeline
+    unused = con.execute(
+        "SELECT BillingCurrency, sum(EffectiveCost) FROM allocation.cost_split WHERE idle_kind = 'unused_commitment'"
+        " GROUP BY ALL ORDER BY ALL"
+    ).fetchall()
+    assert [currency for currency, total in unused if total > 0] == ["EUR", "USD"]
+    source = con.execute(
+        "SELECT BillingCurrency, sum(EffectiveCost) FROM focus.costs WHERE CommitmentDiscountStatus = 'Unused'"
+        " GROUP BY ALL ORDER BY ALL"
+    ).fetchall()
+    assert unused == source
