@@ -19,8 +19,8 @@ from pathlib import Path
 
 from gpuledger_demo.common import Period, seeded_code
 from models.focus import FOCUS_COLUMNS
+from models.gpu_catalog import COREWEAVE as PROVIDER
 
-PROVIDER = "CoreWeave"
 SOURCE_NAME = "helios-coreweave-focus"
 CHECKPOINT_BUCKET = "helios-ckpt-cw"
 NODES = ("helios-rl-h100-01", "helios-rl-h100-02")

@@ -16,6 +16,9 @@ Sources of the figures (vendor pages, by name):
 * Azure: Microsoft Learn "Sizes for virtual machines in Azure - GPU accelerated" series pages (ND A100 v4,
   NDm A100 v4, NC A100 v4, ND H100 v5, ND H200 v5, NC H100 v5, ND MI300X v5, NCasT4_v3, NVadsA10 v5).
 * Google Cloud: Compute Engine "Accelerator-optimized machine family" and "GPU machine types" pages.
+* Specialist GPU clouds: CoreWeave "GPU instances" (CKS instance types, e.g. gd-8xh100ib-i128: 8 H100, 128 vCPUs,
+  2,048 GB) and its pricing page; Lambda Cloud's instance types (gpu_8x_h100_sxm5); Oracle Cloud Infrastructure
+  "Compute Shapes" (bare-metal GPU shapes; an OCPU is two vCPUs).
 
 Units: GPU memory is the vendor's nominal per-GPU capacity (HBM stacks are binary-sized, so "80 GB" is 80 GiB
 of DRAM; the driver reports slightly less usable). Host memory is as each cloud prints it: AWS in GiB;
@@ -23,7 +26,9 @@ Azure and Google Cloud label binary units "GB"/"GiB" inconsistently, and the pri
 Bandwidth is per GPU in TB/s (decimal, as vendors quote it).
 
 Provider names are the FOCUS ``ProviderName`` values the project stores: ``AWS``, ``Microsoft``,
-``Google Cloud``. Fractional-GPU sizes (e.g. Azure NV6ads_A10_v5, 1/6 of an A10) are left out: a GPU count
+``Google Cloud``, and the specialist clouds' own (``CoreWeave``, ``Lambda``, ``Oracle``). A GPU node of any other
+provider (Nebius, Crusoe, ...) is still recognized by the FOCUS ``SkuPriceDetails`` key ``GpuCount`` on its
+charges. Fractional-GPU sizes (e.g. Azure NV6ads_A10_v5, 1/6 of an A10) are left out: a GPU count
 here is always whole.
 """
 
@@ -165,8 +170,26 @@ _GOOGLE_CLOUD: list[GpuInstanceType] = [
     ),
 ]
 
+COREWEAVE = "CoreWeave"
+LAMBDA = "Lambda"
+ORACLE = "Oracle"
+
+_SPECIALIST_CLOUDS: list[GpuInstanceType] = [
+    GpuInstanceType(COREWEAVE, "gd-8xh100ib-i128", "H100", 8, 128, 2048),
+    GpuInstanceType(COREWEAVE, "gd-8xh200ib-i128", "H200", 8, 128, 2048),
+    GpuInstanceType(COREWEAVE, "b200-8x", "B200", 8, 128, 2048),
+    GpuInstanceType(LAMBDA, "gpu_8x_h100_sxm5", "H100", 8, 208, 1800),
+    GpuInstanceType(LAMBDA, "gpu_8x_a100_80gb_sxm4", "A100-80GB", 8, 240, 1800),
+    GpuInstanceType(ORACLE, "BM.GPU.H100.8", "H100", 8, 224, 2048),
+    GpuInstanceType(ORACLE, "BM.GPU.H200.8", "H200", 8, 224, 3072),
+    GpuInstanceType(ORACLE, "BM.GPU.A100-v2.8", "A100-80GB", 8, 256, 2048),
+    GpuInstanceType(ORACLE, "BM.GPU4.8", "A100-40GB", 8, 128, 2048),
+    GpuInstanceType(ORACLE, "BM.GPU.L40S.4", "L40S", 4, 224, 1024),
+    GpuInstanceType(ORACLE, "BM.GPU.MI300X.8", "MI300X", 8, 224, 2048),
+]
+
 GPU_INSTANCE_TYPES: dict[tuple[str, str], GpuInstanceType] = {
-    (t.provider, t.instance_type): t for t in (*_AWS, *_AZURE, *_GOOGLE_CLOUD)
+    (t.provider, t.instance_type): t for t in (*_AWS, *_AZURE, *_GOOGLE_CLOUD, *_SPECIALIST_CLOUDS)
 }
 
 _AZURE_PREFIX = "standard_"

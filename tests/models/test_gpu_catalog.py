@@ -23,7 +23,7 @@ def test_every_instance_type_names_a_known_model() -> None:
 def test_keys_match_entries_and_counts_are_positive() -> None:
     for (provider, instance_type), t in GPU_INSTANCE_TYPES.items():
         assert (t.provider, t.instance_type) == (provider, instance_type)
-        assert provider in {"AWS", "Microsoft", "Google Cloud"}
+        assert provider in {"AWS", "Microsoft", "Google Cloud", "CoreWeave", "Lambda", "Oracle"}
         assert t.gpu_count >= 1
         assert t.vcpus >= 1
         assert t.memory_gib > 0
@@ -40,6 +40,9 @@ def test_model_names_match_keys() -> None:
     ("provider", "instance_type", "model", "count"),
     [
         ("AWS", "p5.48xlarge", "H100", 8),
+        ("CoreWeave", "gd-8xh100ib-i128", "H100", 8),
+        ("Lambda", "gpu_8x_a100_80gb_sxm4", "A100-80GB", 8),
+        ("Oracle", "BM.GPU.L40S.4", "L40S", 4),
         ("AWS", "p5.4xlarge", "H100", 1),
         ("AWS", "p4d.24xlarge", "A100-40GB", 8),
         ("AWS", "p4de.24xlarge", "A100-80GB", 8),
@@ -118,7 +121,9 @@ def test_aws_and_gcp_lookup_is_exact() -> None:
         ("AWS", ""),
         ("Microsoft", "Standard_D4s_v5"),
         ("Google Cloud", "n2-standard-8"),
-        ("Oracle", "BM.GPU.H100.8"),
+        ("Oracle", "VM.Standard.E5.Flex"),
+        ("Nebius", "gpu-h100-sxm"),  # unlisted providers are known by their charges' SkuPriceDetails GpuCount
+        ("CoreWeave", "p5.48xlarge"),  # an instance type belongs to its provider
     ],
 )
 def test_unknown_type_is_none(provider: str, instance_type: str) -> None:

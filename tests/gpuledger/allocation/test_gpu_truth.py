@@ -12,6 +12,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 import duckdb
+import pytest
 
 from models.allocation import NodeMapping
 from tests.fixtures.allocation_cases import (
@@ -293,17 +294,26 @@ def test_unused_commitment_is_idle_of_its_owner(con):
     assert team_month(con, "infra", "idle_unused_commitment_cost, other_cost") == (D("30.00"), D(0))
 
 
-def test_specialist_cloud_gpu_charge_is_split_into_run_and_idle(con):
-    # A CoreWeave FOCUS row: an 8 x H100 node-hour at 49.52 known by SkuPriceDetails GpuCount (FOCUS key) even when
-    # its instance type is not in the catalog. Job cw (4 GPUs, allocation-only) -> run 24.76; the rest idle.
+@pytest.mark.parametrize(
+    ("provider", "instance_type", "details"),
+    [
+        # known by SkuPriceDetails GpuCount (a FOCUS key) though its instance type is in no catalog
+        ("CoreWeave", "unlisted-8xh100", {"GpuCount": 8, "InstanceType": "unlisted-8xh100"}),
+        # known by the catalog of specialist clouds' instance types, with no SkuPriceDetails at all
+        ("Oracle", "BM.GPU.H100.8", None),
+    ],
+)
+def test_specialist_cloud_gpu_charge_is_split_into_run_and_idle(con, provider, instance_type, details):
+    # An 8 x H100 node-hour at 49.52 of a specialist cloud's FOCUS file. Job cw (4 GPUs, allocation-only) -> run
+    # 24.76; the rest idle.
     charge = Charge(
         "cw",
         resource_id="cw-node-7",
         billed=D("49.52"),
-        provider="CoreWeave",
-        instance_type="unlisted-8xh100",
+        provider=provider,
+        instance_type=instance_type,
         usage_type=None,
-        sku_price_details={"GpuCount": 8, "InstanceType": "unlisted-8xh100"},
+        sku_price_details=details,
         tags={"team": "infra"},
     )
     insert_charges(con, [charge])
