@@ -108,7 +108,7 @@ def build_statement(
         "previous_month": previous_month,
         "previous_month_statement": previous_statement[0] if previous_statement else None,
         "rates": [_plain(row) for row in rates],
-        "company": _company(teams, focus, rates, previous, reporting),
+        "company": _company(teams, lines, focus, rates, previous, reporting),
         "teams": teams,
         "adjustments": [_plain(row) for row in adjustments],
     }
@@ -200,6 +200,7 @@ def _team(
                 "mean_gpu_utilization": _text(row["mean_gpu_utilization"]),
                 "failed_jobs": row["failed_jobs"],
                 "completed_runs": row["completed_runs"],
+                "node_shared_share": ratio(row["node_shared_gpu_cost"], row["jobs_gpu_cost"]),
             }
         )
     totals = None
@@ -257,6 +258,7 @@ def _heatmap(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def _company(
     teams: list[dict[str, Any]],
+    quality: list[dict[str, Any]],
     focus: list[dict[str, Any]],
     rates: list[dict[str, Any]],
     previous: list[dict[str, Any]],
@@ -268,6 +270,7 @@ def _company(
     for currency in currencies:
         lines = [line for team in teams for line in team["lines"] if (line["currency"] or "") == currency]
         total = _sum(Decimal(line["amounts"]["total"]) for line in lines)
+        shared = [row for row in quality if (row["currency"] or "") == currency]
         reported = [line["reporting"] for line in lines]
         in_reporting = None if any(r is None for r in reported) else _sum(Decimal(r["total"]) for r in reported)  # type: ignore[index]
         source = next((row for row in focus if (row["currency"] or "") == currency), None)
@@ -280,6 +283,9 @@ def _company(
                 "focus_effective_cost": _text(source["effective_cost"]) if source else None,
                 "focus_billed_cost": _text(source["billed_cost"]) if source else None,
                 "focus_rows": source["focus_rows"] if source else 0,
+                "node_shared_share": ratio(
+                    _sum(row["node_shared_gpu_cost"] for row in shared), _sum(row["jobs_gpu_cost"] for row in shared)
+                ),
             }
         )
     converted = reporting is not None and all(team["reporting_totals"] is not None for team in teams)

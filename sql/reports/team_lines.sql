@@ -37,6 +37,9 @@ SELECT
     coalesce(f.failed_jobs, 0) AS failed_jobs,
     t.completed_runs,
     t.cost_per_completed_run,
+    -- data quality: the jobs' GPU cost, and the part of it priced by node-level activity shared between jobs
+    t.run_cost + t.idle_allocated_cost + t.idle_underutilized_cost AS jobs_gpu_cost,
+    t.node_shared_gpu_cost,
     r.reporting_currency,
     r.exchange_rate,
     r.rate_date,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from tests.fixtures.report_cases import hours, money, parse_html
+from tests.fixtures.report_cases import hours, money, parse_html, percent
 
 
 def test_every_team_number_equals_showback(demo_reports, showback):
@@ -39,6 +39,11 @@ def test_company_summary_equals_focus_and_ranks_teams(demo_reports, showback):
         assert page.cells[(None, f"rank:{rank}:total")] == money(showback.team_total_reporting(team))
     gpu_hours = sum(Decimal(str(r["gpu_hours"])) for r in showback.team_month)
     assert page.cells[(None, "company:gpu_hours")] == hours(gpu_hours)
+    for currency in showback.focus:  # data quality: the share priced by node-level activity shared between jobs
+        lines = [r for r in showback.team_month if r["currency"] == currency]
+        jobs_gpu = sum(r["run_cost"] + r["idle_allocated_cost"] + r["idle_underutilized_cost"] for r in lines)
+        shared = sum(r["node_shared_gpu_cost"] for r in lines)
+        assert page.cells[(None, f"company:quality:{currency}")] == percent(shared / jobs_gpu)
 
 
 def test_the_html_is_self_contained(demo_reports):
