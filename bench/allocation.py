@@ -3,9 +3,11 @@
     python bench/allocation.py --nodes 1000 --days 30
 
 A synthetic fleet of ``--nodes`` p5.48xlarge nodes (8 GPUs each) billed hourly for ``--days`` days, with
-8-hour jobs (4 or 8 GPUs, four teams) and one utilization sample per GPU and minute. Samples are generated
-inside DuckDB and streamed through the production aggregation (``sql/telemetry/gpu_activity.sql``); a
-plain DuckDB GROUP BY over the same generated samples is the raw baseline. Then the hourly charges are
+8-hour jobs (4 or 8 GPUs, four teams) and, per GPU and minute, the DCGM profiling fields a dcgm-exporter
+sends: SM, tensor-pipe and DRAM activity and the framebuffer in use (four samples). Samples are generated
+inside DuckDB and streamed through the production aggregation (``sql/telemetry/gpu_activity.sql``: SM activity
+prices, p95 and means kept, the framebuffer's high-water mark); a plain DuckDB GROUP BY of the same means and
+maxima over the same files is the raw baseline. Then the hourly charges are
 split with the production ``allocate_month``. Everything runs in a child process so its peak RSS is its
 own. The last line is machine-readable:
 
@@ -32,37 +34,54 @@ sys.path.insert(0, str(REPO))
 START = datetime(2026, 11, 1, tzinfo=UTC)
 SLOT_HOURS = 8
 
+METRIC_COLUMNS = ("sm_active", "tensor_active", "dram_active", "fb_used_mib")
+"""Samples per GPU and minute: the DCGM profiling fields of a sample file (``models.telemetry.SAMPLE_FILE_METRICS``)."""
+
 # One row per (node, GPU, minute) of a batch of nodes, from a single range (nothing materialized first).
-# Jobs fill 80% of the 8-hour slots with 4 or 8 GPUs; busy GPUs run at 55-99%, the rest at 0-2%.
+# Jobs fill 80% of the 8-hour slots with 4 or 8 GPUs; busy GPUs run at SM activity 55-99% with 60-80 GB of
+# framebuffer in use, the rest at 0-2% with none.
 SAMPLES_SQL = f"""
 SELECT
-    'n' || lpad(CAST(node AS VARCHAR), 5, '0') AS node,
+    node_name AS node,
     CAST(gpu AS VARCHAR) AS gpu,
     TIMESTAMP '{START:%Y-%m-%d %H:%M:%S}' + to_minutes(minute) AS timestamp,
-    CASE
-        WHEN (node * 7919 + minute // {SLOT_HOURS * 60} * 104729) % 10 < 8
-            AND gpu < 4 + 4 * ((node + minute // {SLOT_HOURS * 60}) % 2)
-        THEN 0.55 + ((i * 2654435761) % 4294967296 % 45) / 100.0
-        ELSE ((i * 2654435761) % 4294967296 % 3) / 100.0
-    END AS utilization,
-    'DCGM_FI_PROF_GR_ENGINE_ACTIVE' AS metric
+    sm_active,
+    round(sm_active * 0.6, 3) AS tensor_active,
+    round(sm_active * 0.5, 3) AS dram_active,
+    CASE WHEN busy THEN 60000 + draw % 20000 ELSE 0 END AS fb_used_mib
 FROM (
-    SELECT i, $first_node + i // (8 * $minutes) AS node, i // $minutes % 8 AS gpu, i % $minutes AS minute
-    FROM range($samples) AS t(i)
+    SELECT
+        *,
+        CASE WHEN busy THEN 0.55 + draw % 45 / 100.0 ELSE draw % 3 / 100.0 END AS sm_active
+    FROM (
+        SELECT
+            'n' || lpad(CAST(node AS VARCHAR), 5, '0') AS node_name,
+            gpu,
+            minute,
+            (i * 2654435761) % 4294967296 AS draw,
+            (node * 7919 + minute // {SLOT_HOURS * 60} * 104729) % 10 < 8
+                AND gpu < 4 + 4 * ((node + minute // {SLOT_HOURS * 60}) % 2) AS busy
+        FROM (
+            SELECT i, $first_node + i // (8 * $minutes) AS node, i // $minutes % 8 AS gpu, i % $minutes AS minute
+            FROM range($samples) AS t(i)
+        )
+    )
 )
 """
 
 JOBS_SQL = f"""
-INSERT INTO gpu.jobs
+INSERT INTO gpu.jobs BY NAME
 SELECT
-    format('{{}}-{{}}', node, slot) AS job_id, 'bench', NULL, 'team-' || (node % 4), NULL, NULL,
-    ['n' || lpad(CAST(node AS VARCHAR), 5, '0')],
-    NULL,
-    4 + 4 * ((node + slot) % 2),
-    $start + to_hours(slot * {SLOT_HOURS}),
-    $start + to_hours(slot * {SLOT_HOURS} + {SLOT_HOURS}),
-    CASE WHEN (node + slot) % 7 = 0 THEN 'FAILED' ELSE 'COMPLETED' END,
-    'run-' || (node % 50), NULL, 'bench'
+    format('{{}}-{{}}', node, slot) AS job_id,
+    'bench' AS cluster,
+    'team-' || (node % 4) AS account,
+    ['n' || lpad(CAST(node AS VARCHAR), 5, '0')] AS nodes,
+    4 + 4 * ((node + slot) % 2) AS gpu_count,
+    $start + to_hours(slot * {SLOT_HOURS}) AS start_time,
+    $start + to_hours(slot * {SLOT_HOURS} + {SLOT_HOURS}) AS end_time,
+    CASE WHEN (node + slot) % 7 = 0 THEN 'FAILED' ELSE 'COMPLETED' END AS state,
+    'run-' || (node % 50) AS run_group,
+    'bench' AS source
 FROM range($nodes) AS n(node), range($slots) AS s(slot)
 WHERE (node * 7919 + slot * 104729) % 10 < 8
 """
@@ -133,7 +152,7 @@ def _sample_files(data_dir: Path, nodes: int, days: int) -> list[Path]:
             # COPY cannot bind its target; the path is built from integers only.
             con.execute(f"COPY ({SAMPLES_SQL}) TO '{folder / f'part-{first:05d}.parquet'}' (FORMAT parquet)", params)
 
-    folder = generated_once(data_dir / f"samples-{nodes}n-{days}d", generate, f"samples for {nodes} nodes")
+    folder = generated_once(data_dir / f"dcgm-{nodes}n-{days}d", generate, f"samples for {nodes} nodes")
     return sorted(folder.glob("part-*.parquet"))
 
 
@@ -151,8 +170,8 @@ def _child(files: list[Path], nodes: int, days: int, work: Path) -> None:
     names = [str(f) for f in files]
     raw_s = _timed(
         con,
-        "SELECT count(*) FROM (SELECT node, gpu, date_trunc('hour', timestamp), count(*), avg(utilization)"
-        " FROM read_parquet($files) GROUP BY ALL)",
+        "SELECT count(*) FROM (SELECT node, gpu, date_trunc('hour', timestamp), count(*), avg(sm_active),"
+        " avg(tensor_active), avg(dram_active), max(fb_used_mib) FROM read_parquet($files) GROUP BY ALL)",
         {"files": names},
     )
     started = time.perf_counter()
@@ -160,7 +179,8 @@ def _child(files: list[Path], nodes: int, days: int, work: Path) -> None:
         files, cluster="bench", aggregation=SampleAggregation("bench", 0.05), interval_seconds=60, con=con
     )
     aggregate_s = time.perf_counter() - started
-    samples = int(activity["samples"].sum())
+    # every field of every GPU-minute is a sample (the pricing metric's count is one field's)
+    samples = int(activity["samples"].sum()) * len(METRIC_COLUMNS)
     insert_frame(con, "gpu.activity", activity)
     del activity
 
@@ -168,7 +188,11 @@ def _child(files: list[Path], nodes: int, days: int, work: Path) -> None:
     shape = {"nodes": nodes, "start": START}
     con.execute(JOBS_SQL, shape | {"slots": days * 24 // SLOT_HOURS})
     con.execute(CHARGES_SQL, shape | {"hours": days * 24, "period_end": period_end})
-    con.execute("INSERT INTO meta.slices VALUES ('AWS', '012345678901', $start, 'bench', now())", {"start": START})
+    con.execute(
+        "INSERT INTO meta.slices BY NAME SELECT 'AWS' AS provider_name, '012345678901' AS billing_account_id,"
+        " $start AS billing_period_start, 'bench' AS delivery_id, now() AS replaced_at",
+        {"start": START},
+    )
     config = AllocationConfig(nodes=tuple(NodeMapping("bench", f"n{n:05d}", f"i-bench{n}") for n in range(nodes)))
     started = time.perf_counter()
     result = allocate_month(con, config, START.strftime("%Y-%m"))

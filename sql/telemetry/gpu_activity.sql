@@ -26,7 +26,8 @@ WITH per_metric AS (
         CAST(coalesce(sum(CAST(least(value, 1) AS DECIMAL(18, 9))) FILTER (WHERE value > $idle_threshold), 0)
             AS DOUBLE) AS active_busy_samples,
         CAST(sum(CAST(value AS DECIMAL(24, 9))) / count(*) AS DOUBLE) AS mean_value,
-        quantile_cont(value, 0.95) AS p95_value,
+        -- the p95 is read of the pricing metric only: holding every value of the other fields would cost memory
+        quantile_cont(value, 0.95) FILTER (WHERE list_position($pricing_metrics, metric) IS NOT NULL) AS p95_value,
         max(value) AS max_value
     FROM gpu_samples
     GROUP BY cluster, node, gpu, 4, hour_number, 6, metric
