@@ -106,7 +106,7 @@ def test_after_the_nightly_sync_the_open_months_are_refreshed_then_split_then_pu
         *(
             ("focus_ingestion", ingestion_partition_key(month, provider))
             for month in ("2026-11", "2026-12")
-            for provider in ("aws", "azure", "gcp")
+            for provider in ("aws", "azure", "focus", "gcp")  # the demo's sources, CoreWeave's FOCUS files among them
         ),
         ("monthly_allocation", "2026-11-01"),
         ("monthly_allocation", "2026-12-01"),
