@@ -672,13 +672,13 @@ def _schedule(seed: int) -> list[_Job]:
     numbered: list[_Job] = []
     next_id, bases = 48_100, dict[str, int]()
     launched = dict.fromkeys((AZURE_CLUSTER, GCP_CLUSTER), 0)
-    requeued: dict[str, _Job] = {}
+    by_label: dict[str, _Job] = {}  # plain Slurm jobs as numbered, for their requeued attempts
     for job in sorted(s.jobs, key=lambda j: (j.start, j.label)):
         if job.cluster in (EKS_CLUSTER, COREWEAVE_CLUSTER):
             numbered.append(replace(job, job_id=f"{job.account}/{job.name}"))
             continue
         if job.requeue_of is not None:  # the same JobID again
-            first = requeued[job.requeue_of]
+            first = by_label[job.requeue_of]
             numbered.append(replace(job, job_id=first.job_id, raw_id=first.raw_id))
             continue
         if job.cluster in launched:  # managed-job ids count up per launcher
@@ -687,7 +687,7 @@ def _schedule(seed: int) -> list[_Job]:
             continue
         if job.array is None:
             numbered.append(replace(job, job_id=str(next_id), raw_id=next_id))
-            requeued[job.label] = numbered[-1]
+            by_label[job.label] = numbered[-1]
             next_id += 1
         else:
             if job.array not in bases:

@@ -429,19 +429,28 @@ SELECT
     basis AS allocation_basis,
     metric,
     $method_id AS AllocatedMethodId,
-    -- FOCUS 1.3: the ratio the split applied and the usage it was taken from
-    json_object(
-        'ratio', CAST(weight AS DOUBLE) / total_weight,
-        'usage_unit', CASE
-            WHEN basis = 'stored-byte-hours' THEN 'byte-hours'
-            WHEN basis = 'egress-bytes' THEN 'bytes'
-            WHEN basis = 'gpu-seconds-fallback' OR gpu_units > 0 THEN 'GPU-seconds'
-        END,
-        'usage_quantity', CASE
+    -- FOCUS 1.3: the ratio the split applied and the usage it was taken from, as one element of "Elements"
+    json_object('Elements', [CASE WHEN usage_unit IS NULL
+        THEN json_object('AllocatedRatio', CAST(weight AS DOUBLE) / total_weight)
+        ELSE json_object(
+            'AllocatedRatio', CAST(weight AS DOUBLE) / total_weight,
+            'UsageUnit', usage_unit,
+            'UsageQuantity', usage_quantity
+        )
+    END]) AS AllocatedMethodDetails,
+    job_id AS AllocatedResourceId
+FROM (
+    SELECT
+        *,
+        CASE
+            WHEN basis = 'stored-byte-hours' THEN 'Byte-Hours'
+            WHEN basis = 'egress-bytes' THEN 'Bytes'
+            WHEN basis = 'gpu-seconds-fallback' OR gpu_units > 0 THEN 'GPU-Seconds'
+        END AS usage_unit,
+        CASE
             WHEN basis IN ('stored-byte-hours', 'egress-bytes') THEN CAST(weight AS DOUBLE)
             WHEN basis = 'gpu-seconds-fallback' THEN CAST(weight AS DOUBLE) / 7000000
             WHEN gpu_units > 0 THEN gpu_units / 7000000
-        END
-    ) AS AllocatedMethodDetails,
-    job_id AS AllocatedResourceId
-FROM final
+        END AS usage_quantity
+    FROM final
+)

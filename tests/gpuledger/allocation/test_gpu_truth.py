@@ -7,6 +7,7 @@ Unless a test says otherwise a GPU charge is one hour of a p5.48xlarge (8 H100) 
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
@@ -70,7 +71,7 @@ def test_constant_ten_percent_sm_activity_is_ten_percent_run_and_ninety_underuti
     assert_pieces(con, "h", [("run", None, "llm", "j10", D("55.04"), 8.0)])
 
 
-def test_busy_job_beside_an_idle_notebook_is_priced_per_gpu_not_smeared(con):
+def test_busy_job_beside_an_idle_notebook_is_priced_per_gpu_not_smeared_and_shown_per_user(con):
     # Node gpu-01 (8 GPUs), one hour, unlabelled DCGM samples per GPU: GPUs 0-1 at 90 % (the training job),
     # GPUs 2-3 at 1 % (a notebook: below the 5 % threshold, so inactive), GPUs 4-7 at 0 (no job).
     # With the GPU indices each job held (gpu_ids):
@@ -81,8 +82,8 @@ def test_busy_job_beside_an_idle_notebook_is_priced_per_gpu_not_smeared(con):
     insert_jobs(
         con,
         [
-            Job("train", at(2), at(2, 1), gpu_count=2, gpu_ids=("gpu-01:0", "gpu-01:1")),
-            Job("nb", at(2), at(2, 1), gpu_count=2, account="research", gpu_ids=("gpu-01:2", "gpu-01:3")),
+            Job("train", at(2), at(2, 1), gpu_count=2, gpu_ids=("gpu-01:0", "gpu-01:1"), user="alice"),
+            Job("nb", at(2), at(2, 1), gpu_count=2, account="research", gpu_ids=("gpu-01:2", "gpu-01:3"), user="bob"),
         ],
     )
     insert_activity(con, "gpu-01", at(2), active_seconds=3600, busy_seconds=3240, gpus=[0, 1])
@@ -97,6 +98,18 @@ def test_busy_job_beside_an_idle_notebook_is_priced_per_gpu_not_smeared(con):
         ("idle", "unallocated", "infra", None, D("27.52"), 4.0),
     ]
     assert_pieces(con, "h", expected_per_gpu)
+    # each piece says how it was computed, as FOCUS 1.3 writes it: the train job's run is 6480 of 28800 GPU-seconds
+    details = con.execute(
+        "SELECT AllocatedMethodId, AllocatedResourceId, AllocatedMethodDetails FROM allocation.cost_split"
+        " WHERE job_id = 'train' AND category = 'run'"
+    ).fetchone()
+    assert details is not None and details[:2] == ("gpuledger-split-v2", "train")
+    assert json.loads(details[2]) == {
+        "Elements": [{"AllocatedRatio": 0.225, "UsageUnit": "GPU-Seconds", "UsageQuantity": 6480.0}]
+    }
+    # per user beside per team: each user's jobs (the unallocated GPUs have no user and stay with the team)
+    users = con.execute('SELECT team, "user", run_cost, idle_cost FROM showback.user_month ORDER BY ALL').fetchall()
+    assert users == [("llm", "alice", D("12.384"), D("1.376")), ("research", "bob", D("0.1376"), D("13.6224"))]
     bases = con.execute(
         "SELECT DISTINCT job_id, allocation_basis FROM allocation.cost_split WHERE job_id IS NOT NULL ORDER BY 1"
     ).fetchall()
