@@ -185,12 +185,17 @@ def _replace(
             insert_frame(con, table, frame.with_columns(source=pl.lit(source.name)))
 
 
+_INSERT_SLICE_ROWS = 500_000
+"""Rows handed to DuckDB at a time: a month of a large fleet's activity is millions of rows, and converting it
+whole would hold a second copy of it while it is inserted."""
+
+
 def insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame) -> None:
     """Append a frame's rows to ``table`` (a project table name) by column name."""
-    if frame.height:
-        con.register("telemetry_frame", frame.to_arrow())
+    name = ".".join(quote_ident(part) for part in table.split("."))
+    for rows in frame.iter_slices(_INSERT_SLICE_ROWS):
+        con.register("telemetry_frame", rows.to_arrow())
         try:
-            name = ".".join(quote_ident(part) for part in table.split("."))
             con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM telemetry_frame")  # noqa: S608  (table name quoted)
         finally:
             con.unregister("telemetry_frame")

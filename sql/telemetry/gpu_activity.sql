@@ -16,7 +16,10 @@ WITH per_metric AS (
         -- whole hours since the epoch: integer math, several times faster than date_trunc on TIMESTAMPTZ
         epoch_us(ts) // 3600000000 AS hour_number,
         coalesce(job_id, '') AS job_id,
-        metric,
+        -- each metric that may price gets its own statistics, keyed by its place in the preference (an integer
+        -- holds less than a field name); the GPU-hour's other fields share the NULL group and only their means
+        -- and maxima are read: half the groups, and the memory, of a group per field
+        list_position($pricing_metrics, metric) AS preference,
         max(mig_profile) AS mig_profile,
         max(instance_id) AS instance_id,
         count(*) AS samples,
@@ -25,70 +28,44 @@ WITH per_metric AS (
         CAST(sum(CAST(least(value, 1) AS DECIMAL(18, 9))) AS DOUBLE) AS busy_samples,
         CAST(coalesce(sum(CAST(least(value, 1) AS DECIMAL(18, 9))) FILTER (WHERE value > $idle_threshold), 0)
             AS DOUBLE) AS active_busy_samples,
-        CAST(sum(CAST(value AS DECIMAL(24, 9))) / count(*) AS DOUBLE) AS mean_value,
-        -- the p95 is read of the pricing metric only: holding every value of the other fields would cost memory
-        quantile_cont(value, 0.95) FILTER (WHERE list_position($pricing_metrics, metric) IS NOT NULL) AS p95_value,
-        max(value) AS max_value
+        -- the p95 of the metrics that may price (the other fields' values are never held), its values held as
+        -- SMALLINT ten-thousandths of the ratio: a quarter of the memory of DOUBLEs, and a p95 to 0.0001
+        quantile_cont(CAST(round(least(value, 1) * 10000) AS SMALLINT), 0.95)
+            FILTER (WHERE list_position($pricing_metrics, metric) IS NOT NULL) / 10000 AS p95_value,
+        CAST(avg(CAST(value AS DECIMAL(24, 9))) FILTER (WHERE metric = $sm_metric) AS DOUBLE) AS sm_active,
+        CAST(avg(CAST(value AS DECIMAL(24, 9))) FILTER (WHERE metric = $tensor_metric) AS DOUBLE) AS tensor_active,
+        CAST(avg(CAST(value AS DECIMAL(24, 9))) FILTER (WHERE metric = $dram_metric) AS DOUBLE) AS dram_active,
+        max(value) FILTER (WHERE metric = $fb_metric) AS fb_used_mib
     FROM gpu_samples
-    GROUP BY cluster, node, gpu, 4, hour_number, 6, metric
-),
-
--- the GPU-hour's pricing metric: the first of the preference that has samples in it
-pricing AS (
-    SELECT
-        cluster,
-        node,
-        gpu,
-        gpu_instance,
-        hour_number,
-        job_id,
-        arg_min(metric, list_position($pricing_metrics, metric)) AS metric
-    FROM per_metric
-    WHERE list_position($pricing_metrics, metric) IS NOT NULL
-    GROUP BY ALL
-),
-
--- the other fields of the same GPU-hour, for the record (right-sizing, memory high-water marks)
-profile AS (
-    SELECT
-        cluster,
-        node,
-        gpu,
-        gpu_instance,
-        hour_number,
-        job_id,
-        max(mig_profile) AS mig_profile,
-        max(instance_id) AS instance_id,
-        max(mean_value) FILTER (WHERE metric = $sm_metric) AS sm_active,
-        max(mean_value) FILTER (WHERE metric = $tensor_metric) AS tensor_active,
-        max(mean_value) FILTER (WHERE metric = $dram_metric) AS dram_active,
-        max(max_value) FILTER (WHERE metric = $fb_metric) AS fb_used_mib
-    FROM per_metric
-    GROUP BY ALL
+    GROUP BY cluster, node, gpu, 4, hour_number, 6, 7
 )
 
+-- one row per GPU-hour with a metric that may price: the statistics of its pricing metric (the first of the
+-- preference with samples; arg_min skips the NULL group), and the other fields for the record (right-sizing,
+-- memory high-water marks). One aggregation over the groups above, no join: nothing is held twice.
 SELECT
-    p.cluster,
-    p.node,
-    p.gpu,
-    nullif(p.gpu_instance, '') AS gpu_instance,
-    f.mig_profile,
-    to_timestamp(p.hour_number * 3600) AS hour,
-    nullif(p.job_id, '') AS job_id,
-    f.instance_id,
-    p.metric,
-    least(m.samples * $interval_seconds, 3600)::DOUBLE AS sampled_seconds,
-    least(m.active_samples * $interval_seconds, 3600)::DOUBLE AS active_seconds,
-    least(m.busy_samples * $interval_seconds, 3600)::DOUBLE AS busy_seconds,
-    least(m.active_busy_samples * $interval_seconds, 3600)::DOUBLE AS active_busy_seconds,
-    m.mean_value AS mean_utilization,
-    m.p95_value AS p95_utilization,
-    f.sm_active,
-    f.tensor_active,
-    f.dram_active,
-    f.fb_used_mib,
-    m.samples,
+    cluster,
+    node,
+    gpu,
+    nullif(gpu_instance, '') AS gpu_instance,
+    max(mig_profile) AS mig_profile,
+    to_timestamp(hour_number * 3600) AS hour,
+    nullif(job_id, '') AS job_id,
+    max(instance_id) AS instance_id,
+    $pricing_metrics[min(preference)] AS metric,
+    least(arg_min(samples, preference) * $interval_seconds, 3600)::DOUBLE AS sampled_seconds,
+    least(arg_min(active_samples, preference) * $interval_seconds, 3600)::DOUBLE AS active_seconds,
+    least(arg_min(busy_samples, preference) * $interval_seconds, 3600)::DOUBLE AS busy_seconds,
+    least(arg_min(active_busy_samples, preference) * $interval_seconds, 3600)::DOUBLE AS active_busy_seconds,
+    -- activity is a ratio 0..1 (checked on input), so its mean is the busy share of the samples
+    arg_min(busy_samples / samples, preference) AS mean_utilization,
+    arg_min(p95_value, preference) AS p95_utilization,
+    max(sm_active) AS sm_active,
+    max(tensor_active) AS tensor_active,
+    max(dram_active) AS dram_active,
+    max(fb_used_mib) AS fb_used_mib,
+    arg_min(samples, preference) AS samples,
     $source AS source
-FROM pricing AS p
-JOIN per_metric AS m USING (cluster, node, gpu, gpu_instance, hour_number, job_id, metric)
-JOIN profile AS f USING (cluster, node, gpu, gpu_instance, hour_number, job_id)
+FROM per_metric
+GROUP BY cluster, node, gpu, gpu_instance, hour_number, job_id
+HAVING count(preference) > 0

@@ -190,8 +190,9 @@ measured AS (
         AND m.attribution = c.attribution
         AND m.target IS NOT DISTINCT FROM CASE c.attribution
             WHEN 'job-label' THEN c.scheduler_job_id WHEN 'gpu-index' THEN c.job_id END
+    -- equality keys only (a condition on c alone would make this a nested-loop join); scale reads h for
+    -- node-shared rows only
     LEFT JOIN shared_held AS h ON h.cluster = c.cluster AND h.node = c.node AND h.hour = c.hour
-        AND c.attribution = 'node-shared'
 ),
 
 -- a job's rows of one node-hour summed (a requeued job can hold the same node twice in an hour)
