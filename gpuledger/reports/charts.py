@@ -19,9 +19,15 @@ def _n(value: float) -> str:
     return f"{value:.1f}"
 
 
-def bars(items: Sequence[tuple[str, Decimal, str]], *, title: str, width: int = 640) -> Markup:
+CHARACTER_WIDTH = 6
+"""Pixels a character of the 9 px label font takes at most, on average: labels longer than their area holds are
+shortened with an ellipsis (the bar's tooltip has the whole label)."""
+
+
+def bars(items: Sequence[tuple[str, Decimal, str]], *, title: str, width: int = 660, label_w: int = 260) -> Markup:
     """One horizontal bar per (label, value, value shown); negative values (credits) are drawn in red."""
-    row, label_w, value_w = 18, 210, 110
+    row, value_w = 18, 100
+    fits = (label_w - 6) // CHARACTER_WIDTH
     height = row * len(items) + 24
     scale = max((abs(v) for _, v, _ in items), default=Decimal(0))
     area = width - label_w - value_w
@@ -34,7 +40,7 @@ def bars(items: Sequence[tuple[str, Decimal, str]], *, title: str, width: int = 
         y = 20 + i * row
         length = float(abs(value) / scale * area) if scale else 0.0
         color = NEGATIVE if value < 0 else BAR
-        short = label if len(label) <= 34 else label[:33] + "…"
+        short = label if len(label) <= fits else label[: fits - 1] + "…"
         parts.append(
             f'<text x="{label_w - 6}" y="{y + 12}" text-anchor="end" class="label">{escape(short)}</text>'
             f'<rect x="{label_w}" y="{y + 2}" width="{_n(length)}" height="{row - 5}" fill="{color}">'

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal
 
 DASH = "\u2013"  # en dash: no value
@@ -12,9 +13,9 @@ _CENT = Decimal("0.01")
 _TENTH = Decimal("0.1")
 
 
-def money(value: str | None, *, signed: bool = False) -> str:
+def money(value: str | Decimal | None, *, signed: bool = False) -> str:
     """An amount rounded half away from zero to cents, with thousands separators: ``-1,234.57`` (``+12.00`` when
-    signed)."""
+    signed). Amounts of a table with a total come already rounded to cents so that they foot (``figures``)."""
     if value is None:
         return DASH
     shown = Decimal(value).quantize(_CENT, ROUND_HALF_UP)
@@ -45,6 +46,11 @@ def rate(value: str | None) -> str:
 
 def currency(value: str | None) -> str:
     return value or "(none)"
+
+
+def timestamp(value: str) -> str:
+    """An ISO time to the second, in UTC: ``2026-12-02 03:00:00 UTC``."""
+    return datetime.fromisoformat(value).astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def team_slugs(teams: list[str]) -> dict[str, str]:

@@ -12,6 +12,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from gpuledger.chargeback.statement import CATEGORIES, CATEGORY_LABELS, content_sha256
 from gpuledger.reports import charts, formatting
+from gpuledger.reports.figures import Figures, statement_figures
 
 _ENV = Environment(
     loader=PackageLoader("gpuledger.reports", "templates"),
@@ -29,6 +30,14 @@ _ENV.filters.update(
     signed_money=lambda v: formatting.money(v, signed=True),
     rate=formatting.rate,
     currency=formatting.currency,
+    timestamp=formatting.timestamp,
+)
+ROUNDING_NOTE = (
+    "Amounts are rounded to cents once, so that every table adds up as printed: a table's total is its exact"
+    " total rounded half away from zero, and its lines share that total's cents by largest remainder (each line"
+    " rounded down, the missing cents going to the largest remainders), so a line may differ by a cent from its"
+    " own rounding. Tables that add up across currencies and down categories are rounded both ways at once. Each"
+    " team's figures are rounded to its total as ranked. Exact amounts: statement.json and the CSV/XLSX."
 )
 
 
@@ -37,12 +46,13 @@ def render_html(data: dict[str, Any], *, team: str | None = None) -> str:
     slugs = formatting.team_slugs([t["team"] for t in data["teams"]])
     teams = [t for t in data["teams"] if team is None or t["team"] == team]
     reporting = data["reporting_currency"]
-    sections = [_team_view(t, data, slugs[t["team"]], reporting) for t in teams]
+    shown = statement_figures(data)
+    sections = [_team_view(t, data, slugs[t["team"]], reporting, shown) for t in teams]
     company = data["company"]
     ranking_chart = None
     if company["reporting_totals"] is not None:
-        items = [_bar(r["team"], r["total_reporting"]) for r in company["ranking"]]
-        ranking_chart = charts.bars(items, title=f"Cost per team ({reporting})")
+        items = [_bar(r["team"], shown.ranking[r["team"]]) for r in company["ranking"]]
+        ranking_chart = charts.bars(items, title=f"Cost per team ({reporting})", width=300, label_w=90)
     return _ENV.get_template("statement.html.j2").render(
         data=data,
         company=company,
@@ -53,18 +63,23 @@ def render_html(data: dict[str, Any], *, team: str | None = None) -> str:
         sha256=content_sha256(data),
         categories=[(key, CATEGORY_LABELS[key]) for key in CATEGORIES],
         ranking_chart=ranking_chart,
+        shown=shown,
+        rounding_note=ROUNDING_NOTE,
         corrections=[a for a in data["adjustments"] if a["kind"] == "correction"],
         carried=[a for a in data["adjustments"] if a["kind"] == "carried"],
         source_name=lambda path: Path(path).name if path else formatting.DASH,
     )
 
 
-def _team_view(team: dict[str, Any], data: dict[str, Any], slug: str, reporting: str | None) -> dict[str, Any]:
-    amounts, unit = team["reporting_totals"], reporting
-    if amounts is None:  # no reporting currency: the chart shows the first source currency
-        line = team["lines"][0]
-        amounts, unit = line["amounts"], formatting.currency(line["currency"])
-    category_items = [_bar(CATEGORY_LABELS[k], amounts[k]) for k in CATEGORIES]
+def _team_view(
+    team: dict[str, Any], data: dict[str, Any], slug: str, reporting: str | None, shown: Figures
+) -> dict[str, Any]:
+    figures = shown.teams[team["team"]]
+    column, unit = figures.total, reporting
+    if column is None:  # no reporting currency: the chart shows the first source currency
+        column = figures.source[team["lines"][0]["currency"]]
+        unit = formatting.currency(column.currency)
+    category_items = [_bar(CATEGORY_LABELS[k], column.amounts[k]) for k in CATEGORIES]
     provider_items = [
         _bar(f"{p['provider']} · {p['service']}", p["cost_reporting"] if p["cost_reporting"] is not None else p["cost"])
         for p in team["providers"][:8]
@@ -72,6 +87,7 @@ def _team_view(team: dict[str, Any], data: dict[str, Any], slug: str, reporting:
     return {
         **team,
         "slug": slug,
+        "shown": figures,
         "category_chart": charts.bars(category_items, title=f"{team['team']}: cost by category ({unit})"),
         "provider_chart": charts.bars(provider_items, title=f"{team['team']}: top providers and services"),
         "heatmap": charts.heatmap(
@@ -81,5 +97,5 @@ def _team_view(team: dict[str, Any], data: dict[str, Any], slug: str, reporting:
     }
 
 
-def _bar(label: str, amount: str) -> tuple[str, Decimal, str]:
+def _bar(label: str, amount: str | Decimal) -> tuple[str, Decimal, str]:
     return label, Decimal(amount), formatting.money(amount)

@@ -89,7 +89,7 @@ def test_a_restatement_is_issued_as_version_2_listing_the_adjustment(demo_copy, 
     assert page.cells[(team, "adj:1:adjustment")] == f"+{money(extra)}"
     rows = list(csv.DictReader(io.StringIO((v2 / f"{team}.csv").read_text(encoding="utf-8"))))
     [adjustment] = [r for r in rows if r["section"] == "adjustment_correction"]
-    assert Decimal(adjustment["amount"]) == extra and adjustment["statement_version"] == "2"
+    assert Decimal(adjustment["amount_exact"]) == extra and adjustment["statement_version"] == "2"
     with closing(open_warehouse(demo_copy)) as con:
         versions = con.execute("SELECT version FROM chargeback.statements ORDER BY 1").fetchall()
     assert versions == [(1,), (2,)]
@@ -133,8 +133,8 @@ def test_user_controlled_names_are_escaped_and_never_formulas(injected_copy):
     rows = list(csv.DictReader(io.StringIO((injected_copy / "vision.csv").read_text(encoding="utf-8"))))
     details = {r["detail"] for r in rows if r["section"] == "job"}
     assert "'" + FORMULA in details and FORMULA not in details
-    sheet = openpyxl.load_workbook(injected_copy / "vision.xlsx")["statement"]
-    cells = [c for c in sheet["F"] if c.value == FORMULA]
+    sheet = openpyxl.load_workbook(injected_copy / "vision.xlsx")["job"]
+    cells = [c for c in sheet["G"] if c.value == FORMULA]
     assert cells and all(c.data_type == "s" for c in cells)
     team_rows = list(csv.DictReader(io.StringIO((injected_copy / f"{slug}.csv").read_text(encoding="utf-8"))))
     assert {r["team"] for r in team_rows} == {SCRIPT}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from tests.fixtures.report_cases import hours, money, parse_html, percent
+from tests.fixtures.report_cases import hours, money, parse_html, percent, within_a_cent
 
 
 def test_every_team_number_equals_showback(demo_reports, showback):
@@ -16,6 +16,13 @@ def test_every_team_number_equals_showback(demo_reports, showback):
         for cell, expected in showback.expected_team_cells(team).items():
             assert page.cells[(team, cell)] == expected, (team, cell)
             checked += 1
+        for cell, exact in showback.exact_team_cells(team).items():  # rounded so that the table foots
+            assert within_a_cent(page.cells[(team, cell)], exact), (team, cell, exact)
+            checked += 1
+        for currency in showback.currencies(team):
+            if currency != "USD":  # a source-currency column's total: its exact total rounded
+                assert page.cells[(team, f"cat:total:{currency}")] == money(showback.line(team, currency)["total_cost"])
+        assert page.cells[(team, "total")] == f"{page.cells[(team, 'catr:total:all')]} USD"
         for (day, hour), value in showback.idle_hours(team).items():
             shown = page.cells[(team, f"heat:{day}:{hour}")]
             assert shown.endswith(f": {value.quantize(Decimal('0.1'))} idle GPU-h"), (team, day, hour, shown)
@@ -28,6 +35,7 @@ def test_company_summary_equals_focus_and_ranks_teams(demo_reports, showback):
     company = showback.company_total_from_focus()
     assert page.cells[(None, "company:total")] == f"{money(company)} USD"
     assert page.cells[(None, "company:cat:total")] == money(company)
+    assert page.cells[(None, "company:currency:total")] == page.cells[(None, "rank:total")] == money(company)
     for currency, total in showback.focus.items():
         assert page.cells[(None, f"company:currency:{currency}:total")] == money(total)
         assert page.cells[(None, f"company:currency:{currency}:focus")] == money(total)
@@ -36,7 +44,7 @@ def test_company_summary_equals_focus_and_ranks_teams(demo_reports, showback):
     ranked = sorted(showback.teams, key=lambda t: -showback.team_total_reporting(t))
     for rank, team in enumerate(ranked, start=1):
         assert page.cells[(None, f"rank:{rank}:team")] == team
-        assert page.cells[(None, f"rank:{rank}:total")] == money(showback.team_total_reporting(team))
+        assert within_a_cent(page.cells[(None, f"rank:{rank}:total")], showback.team_total_reporting(team))
     gpu_hours = sum(Decimal(str(r["gpu_hours"])) for r in showback.team_month)
     assert page.cells[(None, "company:gpu_hours")] == hours(gpu_hours)
     for currency in showback.focus:  # data quality: the share priced by node-level activity shared between jobs

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import zipfile
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 import openpyxl
 import pytest
@@ -22,41 +22,60 @@ def test_csv_amounts_equal_showback_exactly(demo_reports, showback):
     for team in showback.teams:
         rows = _csv(demo_reports / f"{team}.csv")
         assert {r["team"] for r in rows} == {team} and {r["month"] for r in rows} == {"2026-10"}
-        amounts = {(r["item"], r["currency"]): r for r in rows if r["section"] == "amount"}
+        amounts = {(r["item"], r["currency"]): r for r in rows if r["section"] == "cost_by_category"}
         for currency in showback.currencies(team):
             line, rate = showback.line(team, currency), showback.rate[currency]
             for key, column in CATEGORY_COLUMNS.items():
                 row = amounts[(key, currency)]
-                assert Decimal(row["amount"]) == line[column], (team, key, currency)
-                assert Decimal(row["amount_reporting"]) == convert(line[column], rate)
-            assert Decimal(amounts[("failed_run", currency)]["amount"]) == line["failed_run_cost"]
-        totals = {r["item"]: r for r in rows if r["section"] == "reporting_total"}
-        assert Decimal(totals["total"]["amount_reporting"]) == showback.team_total_reporting(team)
+                assert row["kind"] == ("component" if key != "total" else "subtotal")
+                assert Decimal(row["amount_exact"]) == line[column], (team, key, currency)
+                assert Decimal(row["amount_reporting_exact"]) == convert(line[column], rate)
+            measures = {r["item"]: r for r in rows if r["section"] == "cost_measure" and r["currency"] == currency}
+            assert Decimal(measures["failed_run"]["amount_exact"]) == line["failed_run_cost"]
+            assert (
+                measures["failed_run"]["amount"]
+                == f"{line['failed_run_cost'].quantize(Decimal('0.01'), ROUND_HALF_UP)}"
+            )
+        [total] = [r for r in rows if r["kind"] == "total"]
+        assert Decimal(total["amount_reporting_exact"]) == showback.team_total_reporting(team)
+        assert {r["kind"] for r in rows if r["section"] != "cost_by_category"} == {"measure"}
         jobs = [r for r in rows if r["section"] == "job"]
         expected = showback.top_jobs(team)
         assert [r["item"] for r in jobs] == [f"{j['cluster']}/{j['job_id']}" for j in expected]
-        assert [Decimal(r["amount"]) for r in jobs] == [j["total_cost"] for j in expected]
+        assert [Decimal(r["amount_exact"]) for r in jobs] == [j["total_cost"] for j in expected]
         heat = {(r["item"], r["detail"]): Decimal(r["quantity"]) for r in rows if r["section"] == "idle_hour_of_week"}
         assert len(heat) == 168
         assert float(sum(heat.values())) == pytest.approx(float(sum(showback.idle_hours(team).values())), abs=1e-4)
 
 
-def test_xlsx_holds_the_csv_rows_with_numbers_as_numbers(demo_reports, showback):
+def test_xlsx_holds_the_csv_rows_one_sheet_per_section_with_numbers_as_numbers(demo_reports, showback):
     for team in showback.teams:
         rows = _csv(demo_reports / f"{team}.csv")
-        sheet = openpyxl.load_workbook(demo_reports / f"{team}.xlsx")["statement"]
-        values = list(sheet.iter_rows(values_only=True))
-        assert list(values[0]) == list(COLUMNS) and len(values) == len(rows) + 1
-        for row, cells in zip(rows, values[1:], strict=True):
-            for column, cell in zip(COLUMNS, cells, strict=True):
-                if row[column] == "":
-                    assert cell is None
-                elif column in ("amount", "amount_reporting", "quantity", "exchange_rate"):
-                    assert cell == pytest.approx(float(row[column]), rel=1e-12, abs=1e-9)
-                elif column == "statement_version":
-                    assert cell == int(row[column])
-                else:
-                    assert cell == row[column]
+        book = openpyxl.load_workbook(demo_reports / f"{team}.xlsx")
+        sections = list(dict.fromkeys(r["section"] for r in rows))
+        assert book.sheetnames == ["summary", *sections]
+        for section in sections:
+            sheet = book[section]
+            values = list(sheet.iter_rows(values_only=True))
+            expected = [r for r in rows if r["section"] == section]
+            assert list(values[0]) == list(COLUMNS) and len(values) == len(expected) + 1
+            for row, cells in zip(expected, values[1:], strict=True):
+                for column, cell in zip(COLUMNS, cells, strict=True):
+                    if row[column] == "":
+                        assert cell is None
+                    elif column in ("amount", "amount_reporting", "quantity", "exchange_rate"):
+                        assert cell == pytest.approx(float(row[column]), rel=1e-12, abs=1e-9)
+                    elif column == "statement_version":
+                        assert cell == int(row[column])
+                    else:  # text, and the exact amounts kept exact as text
+                        assert cell == row[column]
+            money = [sheet.cell(row=2, column=COLUMNS.index(c) + 1) for c in ("amount", "amount_reporting")]
+            assert all(c.number_format == "#,##0.00" for c in money if c.value is not None)
+            widths = {
+                column: sheet.column_dimensions[letter].width
+                for column, letter in zip(COLUMNS, "ABCDEFGHIJKLMNOP", strict=True)
+            }
+            assert all(8 <= width <= 60 for width in widths.values()) and widths["section"] >= len(section)
 
 
 @pytest.mark.parametrize(
@@ -81,12 +100,17 @@ def test_xlsx_writes_formula_like_text_as_a_string(demo_reports):
 
     data = json.loads((demo_reports / "statement.json").read_bytes())
     team = data["teams"][0]
+    next(r for r in data["company"]["ranking"] if r["team"] == team["team"])["team"] = "=cmd|' /C calc'!A0"
     team["team"] = "=cmd|' /C calc'!A0"
     team["top_jobs"][0]["name"] = '=HYPERLINK("x","y")'
     content = render_xlsx(data, team)
-    sheet_xml = zipfile.ZipFile(io.BytesIO(content)).read("xl/worksheets/sheet1.xml").decode()
-    assert "<f>" not in sheet_xml and "<f " not in sheet_xml
-    sheet = openpyxl.load_workbook(io.BytesIO(content))["statement"]
+    archive = zipfile.ZipFile(io.BytesIO(content))
+    sheets = [name for name in archive.namelist() if name.startswith("xl/worksheets/sheet")]
+    assert len(sheets) > 3
+    for name in sheets:
+        sheet_xml = archive.read(name).decode()
+        assert "<f>" not in sheet_xml and "<f " not in sheet_xml
+    sheet = openpyxl.load_workbook(io.BytesIO(content))["job"]
     assert sheet["C2"].value == "=cmd|' /C calc'!A0" and sheet["C2"].data_type == "s"
-    assert any(c.value == '=HYPERLINK("x","y")' and c.data_type == "s" for c in sheet["F"])
+    assert any(c.value == '=HYPERLINK("x","y")' and c.data_type == "s" for c in sheet["G"])
     assert render_xlsx(data, team) == content  # deterministic bytes
