@@ -5,7 +5,8 @@ The pipeline owns ``<home>/warehouse.duckdb``; analysts open ``<home>/analyst.du
 1. refuses when a check fails: a FOCUS check or source reconciliation of a current delivery, or an allocation
    audit of any billing month (the old file stays, untouched);
 2. copies the published tables into a hidden temporary file beside it, in a fixed row order (a rerun on the
-   same data gives identical tables), adds the analysts' views and the descriptions of every table and column;
+   same data gives identical tables), adds the GPU catalog, the analysts' views (money rounded to cents, GPU-hours
+   to tenths; the tables stay exact) and the descriptions of every table, view and column;
 3. checks the copy against the warehouse (row counts, money per currency), then renames it over
    ``analyst.duckdb``: an analyst connected to the old file keeps reading it until every connection to it closes,
    and never waits on the pipeline, nor the pipeline on them;
@@ -35,6 +36,7 @@ from gpuledger.warehouse.database import create_billing_month
 from gpuledger.warehouse.failpoints import failpoint
 from gpuledger.warehouse.sqlfiles import load_sql, quote_ident, quote_literal, sql_files
 from models.errors import GpuledgerError
+from models.gpu_catalog import GPU_INSTANCE_TYPES, GPU_MODELS
 
 ANALYST_FILE = "analyst.duckdb"
 PUBLISHED_FOLDER = "published"
@@ -59,6 +61,9 @@ PUBLISHED_TABLES = (
     "chargeback.adjustments",
 )
 """Copied whole into the analyst file; the warehouse's staging, telemetry detail and reference tables are not."""
+
+REFERENCE_TABLES = ("ref.gpu_models", "ref.gpu_instances")
+"""The GPU catalog, written from ``models/gpu_catalog.py`` (the data allocation looks instance types up in)."""
 
 # Columns a rerun rewrites (when it looked at a delivery again): left out so reruns publish identical tables.
 _VOLATILE_COLUMNS = {"meta.deliveries": ("ingested_at",)}
@@ -134,8 +139,10 @@ def _record_attempt(home: Path, *, blockers: list[str] | None = None, published_
 
 
 def _build(con: duckdb.DuckDBPyConnection, warehouse: str) -> dict[str, int]:
-    """The published tables, views and descriptions, in the attached ``analyst`` catalog."""
+    """The published tables, the GPU catalog, the views and descriptions, in the attached ``analyst`` catalog."""
     con.execute("USE analyst")
+    # first: the warehouse's focus.costs calls it, resolved in the analyst file while copied; the views call it too
+    create_billing_month(con)
     rows = {}
     for table in PUBLISHED_TABLES:
         schema = table.split(".")[0]
@@ -145,13 +152,45 @@ def _build(con: duckdb.DuckDBPyConnection, warehouse: str) -> dict[str, int]:
         # Table and catalog names are this module's constants and DuckDB's own; ORDER BY ALL fixes the row order.
         con.execute(f"CREATE TABLE {table} AS SELECT {columns} FROM {quote_ident(warehouse)}.{table} ORDER BY ALL")  # noqa: S608
         rows[table] = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]  # type: ignore[index]  # noqa: S608
+    rows.update(_write_gpu_catalog(con))
     con.execute("CREATE SCHEMA IF NOT EXISTS views")
-    create_billing_month(con)  # the views call it on analysts' connections
+    con.execute(load_sql("publish/macros.sql"))  # the views' rounding, called on analysts' connections
     for path in sql_files("publish/views"):
-        # View names are the project's file names; their SQL resolves in the analyst file when queried.
+        # View names are the project's file names; their SQL resolves in the analyst file when queried. Created in
+        # name order: a view reads only views named before it (idle_by_team reads cost_by_team_month_category).
         con.execute(f"CREATE VIEW views.{path.stem} AS " + path.read_text(encoding="utf-8"))
     con.execute(load_sql("publish/comments.sql"))
     return rows
+
+
+def _write_gpu_catalog(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    """``ref.gpu_models`` and ``ref.gpu_instances`` from the catalog; rows per table."""
+    con.execute("CREATE SCHEMA IF NOT EXISTS ref")
+    models = sorted(GPU_MODELS.values(), key=lambda m: m.name)
+    con.execute(
+        load_sql("publish/gpu_models.sql"),
+        {
+            "gpu_models": [m.name for m in models],
+            "vendors": [m.vendor for m in models],
+            "architectures": [m.architecture for m in models],
+            # as text: the catalog's decimal figures reach the DECIMAL columns without a binary float between
+            "memory_gib": [str(m.memory_gib) for m in models],
+            "bandwidth_tbps": [str(m.memory_bandwidth_tbps) for m in models],
+        },
+    )
+    instances = sorted(GPU_INSTANCE_TYPES.values(), key=lambda t: (t.provider, t.instance_type))
+    con.execute(
+        load_sql("publish/gpu_instances.sql"),
+        {
+            "providers": [t.provider for t in instances],
+            "instance_types": [t.instance_type for t in instances],
+            "gpu_models": [t.gpu_model for t in instances],
+            "gpu_counts": [t.gpu_count for t in instances],
+            "vcpus": [t.vcpus for t in instances],
+            "memory_gib": [str(t.memory_gib) for t in instances],
+        },
+    )
+    return {"ref.gpu_models": len(models), "ref.gpu_instances": len(instances)}
 
 
 def _compare(con: duckdb.DuckDBPyConnection, warehouse: str) -> list[str]:

@@ -438,7 +438,8 @@ SELECT
             'UsageQuantity', usage_quantity
         )
     END]) AS AllocatedMethodDetails,
-    job_id AS AllocatedResourceId
+    job_id AS AllocatedResourceId,
+    billing_month(BillingPeriodStart) AS billing_month
 FROM (
     SELECT
         *,

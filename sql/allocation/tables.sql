@@ -64,7 +64,8 @@ CREATE TABLE IF NOT EXISTS allocation.cost_split (
     metric VARCHAR,
     AllocatedMethodId VARCHAR NOT NULL,
     AllocatedMethodDetails JSON,
-    AllocatedResourceId VARCHAR
+    AllocatedResourceId VARCHAR,
+    billing_month DATE NOT NULL
 );
 
 -- Warehouses made before GPU-truth pricing: the columns it added (NULL in a month until it is split again).
@@ -78,4 +79,7 @@ ALTER TABLE gpu.usage ADD COLUMN IF NOT EXISTS dram_active DOUBLE;
 ALTER TABLE gpu.usage ADD COLUMN IF NOT EXISTS fb_used_mib DOUBLE;
 ALTER TABLE gpu.usage ADD COLUMN IF NOT EXISTS attribution VARCHAR;
 ALTER TABLE allocation.cost_split ADD COLUMN IF NOT EXISTS AllocatedMethodDetails JSON;
+-- Warehouses made before the stored billing month: the column, filled from the one billing_month() rule.
+ALTER TABLE allocation.cost_split ADD COLUMN IF NOT EXISTS billing_month DATE;
+UPDATE allocation.cost_split SET billing_month = billing_month(BillingPeriodStart) WHERE billing_month IS NULL;
 

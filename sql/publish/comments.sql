@@ -1,5 +1,6 @@
--- Descriptions of the analyst file's tables and views (shown by DuckDB's duckdb_tables(), duckdb_columns()
--- and BI tools). Runs inside the analyst file after its tables and views exist.
+-- Descriptions of the analyst file's tables, views and every column of both (shown by DuckDB's duckdb_tables(),
+-- duckdb_views(), duckdb_columns() and BI tools). Runs inside the analyst file after its tables and views exist.
+-- Tables hold exact amounts (DECIMAL(38,10)); views round money to cents and GPU-hours to tenths for reading.
 COMMENT ON TABLE focus.costs IS 'FOCUS 1.2 charges of every provider: one row per charge of the newest delivery of each billing month; BilledCost is the invoice, EffectiveCost the amortized cost.';
 COMMENT ON TABLE allocation.cost_split IS 'Every FOCUS charge split into run, idle, checkpoint_storage, egress and other pieces per team and job; pieces sum exactly to their charge.';
 COMMENT ON TABLE showback.team_month IS 'Per billing month, team and currency: EffectiveCost by category and idle kind, GPU-hours, utilization, failed / preempted / cancelled attempts, estimated lost work, sessions, retained checkpoints and cost per completed run.';
@@ -15,13 +16,17 @@ COMMENT ON TABLE meta.delivery_holds IS 'Deliveries held for review instead of p
 COMMENT ON TABLE chargeback.statements IS 'Issued chargeback statements: one row per billing month and version, with the hash of its lines; never edited.';
 COMMENT ON TABLE chargeback.statement_lines IS 'The lines of each issued statement version: per team and currency, as issued.';
 COMMENT ON TABLE chargeback.adjustments IS 'Restatements of issued months not charged yet: today''s total minus what was charged (the issued statement plus differences already carried) per team and currency, for the next statement.';
+COMMENT ON TABLE ref.gpu_models IS 'The GPU models of the catalog: vendor, architecture, memory and memory bandwidth per GPU (vendor data sheets; models/gpu_catalog.py).';
+COMMENT ON TABLE ref.gpu_instances IS 'The GPU catalog: cloud instance / VM types with a fixed number of whole GPUs of one model; focus.costs.x_InstanceType looks up instance_type (with ProviderName = provider) to tell GPU charges apart and name job GPU models.';
 COMMENT ON TABLE chargeback.statement_adjustments IS 'The adjustments each issued statement version lists, as issued: corrections of its own month and differences carried from restated earlier months (charged once).';
-COMMENT ON VIEW views.cost_by_team_month_category IS 'EffectiveCost per billing month, team, currency and category.';
-COMMENT ON VIEW views.idle_by_team IS 'Idle cost by kind (allocated, underutilized, unallocated, unused commitment) and idle share per team and month.';
-COMMENT ON VIEW views.cost_per_completed_run IS 'Cost per completed run (frozen at completion), failed / preempted / cancelled attempts, estimated lost work, retained checkpoints and sessions per team and month.';
-COMMENT ON VIEW views.top_jobs IS 'Jobs ranked by cost per billing month and currency.';
-COMMENT ON VIEW views.focus_by_provider_service IS 'FOCUS costs per provider, billing account, service and month.';
-COMMENT ON VIEW views.statement_vs_current IS 'Issued statement totals beside today''s figures, with the adjustment a restatement brings.';
+COMMENT ON VIEW views.cost_by_team_month_category IS 'EffectiveCost per billing month, team, currency and category, in cents: a team-month''s categories add up to its total in cents (exact: showback.team_month).';
+COMMENT ON VIEW views.idle_by_team IS 'Idle cost by kind (allocated, underutilized, unallocated, unused commitment) and idle share per team and month, in cents that add up (exact: showback.team_month).';
+COMMENT ON VIEW views.cost_per_completed_run IS 'Cost per completed run (frozen at completion), failed / preempted / cancelled attempts, estimated lost work, retained checkpoints and sessions per team and month, in cents (exact: showback.team_month).';
+COMMENT ON VIEW views.completed_runs IS 'Each completed run (run group) per currency: attempts, completion time, cost to finish split into run, idle, failed / preempted / cancelled attempts, checkpoint storage and egress (cents that add up), retained checkpoints, GPU-hours and ESTIMATED lost work.';
+COMMENT ON VIEW views.idle_by_instance IS 'Idle cost by kind and idle GPU-hours per instance (ResourceId), billing month and currency, with its instance type, GPU model and the team paying for the capacity no job held, in cents that add up (exact: allocation.cost_split).';
+COMMENT ON VIEW views.top_jobs IS 'Jobs ranked by cost per billing month and currency, with their cost by category in cents that add up to total_cost (exact: showback.job_costs).';
+COMMENT ON VIEW views.focus_by_provider_service IS 'FOCUS costs per provider, billing account, service and month, summed exactly, then rounded to cents (exact: focus.costs).';
+COMMENT ON VIEW views.statement_vs_current IS 'Issued statement totals beside today''s figures in cents, with the adjustment a restatement brings (the difference of the two as shown).';
 
 -- focus.costs: FOCUS 1.2 columns (all money in BillingCurrency, DECIMAL(38,10); periods are UTC, start inclusive, end exclusive)
 COMMENT ON COLUMN focus.costs.AvailabilityZone IS 'Provider-assigned availability zone the charge was incurred in; NULL when not zone-specific.';
@@ -97,6 +102,7 @@ COMMENT ON COLUMN focus.costs.x_InvoiceMonth IS 'gpuledger, GCP only: invoice.mo
 COMMENT ON COLUMN focus.costs.x_SourceVersion IS 'gpuledger: schema version of the source export (e.g. FOCUS 1.0, MCA cost details); NULL when the format has none.';
 COMMENT ON COLUMN focus.costs.x_PricingUnitDescription IS 'gpuledger: the pricing unit as the source spells it (Hrs, 10K, gibibyte hour); PricingUnit is its FOCUS UnitFormat name.';
 COMMENT ON COLUMN focus.costs.x_SourceChanges IS 'gpuledger: comma-separated repairs of this row''s descriptive values (InvalidTags, MissingContractedCost, UnmappedUnit, ...); NULL when the source''s values were taken as they are. Money is never repaired.';
+COMMENT ON COLUMN focus.costs.x_BillingMonth IS 'gpuledger: first day of the billing month (invoice month) of the row (DATE), billing_month(BillingPeriodStart): filter months by it rather than by a UTC window (GCP periods start at 07:00 or 08:00 UTC).';
 COMMENT ON COLUMN focus.costs.x_SourceValues IS 'gpuledger: the repaired values as the source wrote them, a JSON object keyed by column; NULL without repairs.';
 
 -- allocation.cost_split: one row per piece of a FOCUS charge; BilledCost and EffectiveCost of a charge's pieces sum exactly to the charge's
@@ -126,6 +132,7 @@ COMMENT ON COLUMN allocation.cost_split.allocation_basis IS 'What the share was 
 COMMENT ON COLUMN allocation.cost_split.metric IS 'Metric that priced the activity of run and idle job pieces (DCGM_FI_PROF_SM_ACTIVE preferred, else DCGM_FI_PROF_GR_ENGINE_ACTIVE, else DCGM_FI_DEV_GPU_UTIL; allocation-only without samples); NULL otherwise.';
 COMMENT ON COLUMN allocation.cost_split.AllocatedMethodId IS 'Id of the split method that produced the piece (FOCUS 1.3 naming), e.g. gpuledger-split-v2.';
 COMMENT ON COLUMN allocation.cost_split.AllocatedMethodDetails IS 'How the piece was computed, as FOCUS 1.3 writes it: {"Elements": [{"AllocatedRatio": its share of the charge, "UsageUnit": GPU-Seconds, Byte-Hours or Bytes, "UsageQuantity": the usage it was weighed by}]} (no usage for whole charges).';
+COMMENT ON COLUMN allocation.cost_split.billing_month IS 'First day of the billing month of the charge (DATE): billing_month(BillingPeriodStart), the same month as focus.costs.x_BillingMonth.';
 COMMENT ON COLUMN allocation.cost_split.AllocatedResourceId IS 'The job the piece is allocated to (FOCUS 1.3 naming, equal to job_id); NULL on the unallocated remainder and owner pieces.';
 
 -- showback.team_month: per billing month, team and source currency; costs are EffectiveCost in currency unless named billed
@@ -194,7 +201,7 @@ COMMENT ON COLUMN showback.job_costs.state IS 'Final (or current) scheduler stat
 COMMENT ON COLUMN showback.job_costs.start_time IS 'When the job started (UTC).';
 COMMENT ON COLUMN showback.job_costs.end_time IS 'When the job ended (UTC); NULL while running.';
 COMMENT ON COLUMN showback.job_costs.gpu_count IS 'GPUs the job held over all its nodes.';
-COMMENT ON COLUMN showback.job_costs.gpu_model IS 'GPU model when the scheduler reports it (e.g. H100), else NULL.';
+COMMENT ON COLUMN showback.job_costs.gpu_model IS 'GPU model the scheduler reports (e.g. H100), else the models of the catalog instance types (ref.gpu_instances) the job''s GPU time was charged on, in name order joined by + (H100+H200: it ran on both); NULL when neither says.';
 COMMENT ON COLUMN showback.job_costs.run_cost IS 'EffectiveCost of the GPU time the job held, weighted by its measured activity, in currency.';
 COMMENT ON COLUMN showback.job_costs.idle_cost IS 'EffectiveCost of GPU time the job held but did not use (allocated and underutilized idle), in currency.';
 COMMENT ON COLUMN showback.job_costs.checkpoint_storage_cost IS 'EffectiveCost of storing the job''s checkpoints, in currency.';
@@ -234,7 +241,7 @@ COMMENT ON COLUMN gpu.jobs.account IS 'Owner as the scheduler knows it (Slurm ac
 COMMENT ON COLUMN gpu.jobs.project IS 'Project recorded for the job, when the source has one.';
 COMMENT ON COLUMN gpu.jobs.user IS 'User who submitted the job.';
 COMMENT ON COLUMN gpu.jobs.nodes IS 'Nodes the job ran on, expanded (gpu-[01-02] becomes [gpu-01, gpu-02]).';
-COMMENT ON COLUMN gpu.jobs.gpu_model IS 'GPU model when the scheduler reports it (e.g. H100), else NULL.';
+COMMENT ON COLUMN gpu.jobs.gpu_model IS 'GPU model when the scheduler reports it (e.g. H100), else NULL (showback.job_costs.gpu_model adds the catalog''s).';
 COMMENT ON COLUMN gpu.jobs.gpu_count IS 'GPUs held over all nodes (Slurm AllocTRES gres/gpu), spread evenly over nodes.';
 COMMENT ON COLUMN gpu.jobs.start_time IS 'When the job started (UTC).';
 COMMENT ON COLUMN gpu.jobs.end_time IS 'When the job ended (UTC); NULL while running.';
@@ -352,3 +359,123 @@ COMMENT ON COLUMN showback.user_month.session_cost IS 'EffectiveCost of the user
 COMMENT ON COLUMN showback.user_month.jobs IS 'Jobs (attempts and sessions) with costs in the month.';
 COMMENT ON COLUMN showback.user_month.gpu_hours IS 'GPU-hours the user''s jobs held.';
 COMMENT ON COLUMN showback.user_month.active_gpu_hours IS 'GPU-hours priced as run: held x measured activity.';
+
+-- ref: the GPU catalog (models/gpu_catalog.py)
+COMMENT ON COLUMN ref.gpu_models.gpu_model IS 'GPU model name as the catalog and showback.job_costs.gpu_model spell it (e.g. H100, A100-80GB).';
+COMMENT ON COLUMN ref.gpu_models.vendor IS 'Vendor of the GPU (NVIDIA, AMD).';
+COMMENT ON COLUMN ref.gpu_models.architecture IS 'GPU architecture (e.g. Ampere, Hopper, Blackwell, CDNA 3).';
+COMMENT ON COLUMN ref.gpu_models.gpu_memory_gib IS 'Nominal memory per GPU in GiB (HBM is binary-sized: 80 GB is 80 GiB), per the vendor''s data sheet.';
+COMMENT ON COLUMN ref.gpu_models.memory_bandwidth_tbps IS 'Memory bandwidth per GPU in TB/s (decimal, as vendors quote it).';
+COMMENT ON COLUMN ref.gpu_instances.provider IS 'ProviderName of the cloud selling the instance type (AWS, Microsoft, Google Cloud, CoreWeave, Lambda, Oracle).';
+COMMENT ON COLUMN ref.gpu_instances.instance_type IS 'Instance / VM type as the provider''s exports print it (focus.costs.x_InstanceType), e.g. p5.48xlarge.';
+COMMENT ON COLUMN ref.gpu_instances.gpu_model IS 'GPU model of the instance type (ref.gpu_models.gpu_model).';
+COMMENT ON COLUMN ref.gpu_instances.gpu_count IS 'Whole GPUs per instance.';
+COMMENT ON COLUMN ref.gpu_instances.vcpus IS 'vCPUs per instance.';
+COMMENT ON COLUMN ref.gpu_instances.host_memory_gib IS 'Host (CPU) memory per instance as the provider prints it (AWS GiB; Azure and Google Cloud label binary units loosely).';
+
+-- views: money in cents (DECIMAL(18,2)), GPU-hours in tenths (DECIMAL(18,1)); the tables named hold the exact figures
+COMMENT ON COLUMN views.cost_by_team_month_category.billing_month IS 'First day of the billing month (DATE).';
+COMMENT ON COLUMN views.cost_by_team_month_category.team IS 'Team the costs are charged to (showback.team_month.team).';
+COMMENT ON COLUMN views.cost_by_team_month_category.currency IS 'ISO 4217 currency of cost; never add rows of different currencies.';
+COMMENT ON COLUMN views.cost_by_team_month_category.category IS 'run, idle_allocated, idle_underutilized, idle_unallocated, idle_unused_commitment, checkpoint_storage, egress or other (showback.team_month''s <category>_cost).';
+COMMENT ON COLUMN views.cost_by_team_month_category.cost IS 'EffectiveCost of the category in currency, rounded to cents so that a team-month''s categories add up to its total_cost in cents (largest remainder).';
+
+COMMENT ON COLUMN views.idle_by_team.billing_month IS 'First day of the billing month (DATE).';
+COMMENT ON COLUMN views.idle_by_team.team IS 'Team the idle cost is charged to.';
+COMMENT ON COLUMN views.idle_by_team.currency IS 'ISO 4217 currency of every cost column of the row.';
+COMMENT ON COLUMN views.idle_by_team.idle_cost IS 'Idle EffectiveCost in cents: the four idle kinds of the row added up.';
+COMMENT ON COLUMN views.idle_by_team.idle_allocated_cost IS 'Idle cost of GPU time the team''s jobs held while inactive, in cents.';
+COMMENT ON COLUMN views.idle_by_team.idle_underutilized_cost IS 'Idle cost of GPU time the team''s jobs were active below saturation, in cents.';
+COMMENT ON COLUMN views.idle_by_team.idle_unallocated_cost IS 'Idle cost of GPU capacity no job held, charged to its owner (or shared under idle_policy share), in cents.';
+COMMENT ON COLUMN views.idle_by_team.idle_unused_commitment_cost IS 'Cost of commitments (reservations, savings plans, CUDs) the team owns and did not use, in cents.';
+COMMENT ON COLUMN views.idle_by_team.total_cost IS 'The team''s total EffectiveCost in the month in cents: every category of views.cost_by_team_month_category added up.';
+COMMENT ON COLUMN views.idle_by_team.idle_percent IS '100 x idle_cost / total_cost of the exact amounts, rounded to 0.01; NULL when total_cost is not positive.';
+COMMENT ON COLUMN views.idle_by_team.gpu_hours IS 'GPU-hours charged to the team (run plus every idle kind), rounded to 0.1.';
+COMMENT ON COLUMN views.idle_by_team.idle_gpu_hours IS 'GPU-hours not priced as run (gpu_hours - active_gpu_hours of the exact figures), rounded to 0.1.';
+
+COMMENT ON COLUMN views.cost_per_completed_run.billing_month IS 'First day of the month (DATE); runs count in the calendar month (UTC) their final attempt completed.';
+COMMENT ON COLUMN views.cost_per_completed_run.team IS 'Team of the runs and attempts.';
+COMMENT ON COLUMN views.cost_per_completed_run.currency IS 'ISO 4217 currency of every cost column of the row.';
+COMMENT ON COLUMN views.cost_per_completed_run.completed_runs IS 'Runs (run groups, not sessions) whose final attempt completed in the month.';
+COMMENT ON COLUMN views.cost_per_completed_run.cost_per_completed_run IS 'Cost to finish of those runs (all attempts, all months, charged before completion) divided by completed_runs, in cents; NULL without completed runs.';
+COMMENT ON COLUMN views.cost_per_completed_run.failed_run_cost IS 'Cost of the team''s attempts that failed (FAILED, OUT_OF_MEMORY, NODE_FAIL, TIMEOUT) while they ran, billed in the month, in cents.';
+COMMENT ON COLUMN views.cost_per_completed_run.preempted_run_cost IS 'Cost of preempted attempts while they ran, billed in the month, in cents.';
+COMMENT ON COLUMN views.cost_per_completed_run.cancelled_run_cost IS 'Cost of cancelled attempts while they ran, billed in the month, in cents.';
+COMMENT ON COLUMN views.cost_per_completed_run.estimated_lost_work_cost IS 'ESTIMATE: GPU cost of failed, preempted and cancelled attempts after their last checkpoint, in cents.';
+COMMENT ON COLUMN views.cost_per_completed_run.retained_checkpoint_cost IS 'Cost charged to runs after their final attempt ended (checkpoints kept), in cents.';
+COMMENT ON COLUMN views.cost_per_completed_run.sessions IS 'Interactive sessions with costs in the month (never runs).';
+COMMENT ON COLUMN views.cost_per_completed_run.session_cost IS 'Cost of interactive sessions in the month, in cents.';
+COMMENT ON COLUMN views.cost_per_completed_run.total_cost IS 'The team''s total EffectiveCost in the month, in cents (the other columns are parts of it, not a split).';
+
+COMMENT ON COLUMN views.completed_runs.completed_month IS 'First day of the calendar month (UTC) the run''s final attempt completed in: the month showback.team_month counts it in (completed_runs).';
+COMMENT ON COLUMN views.completed_runs.team IS 'Team of the run.';
+COMMENT ON COLUMN views.completed_runs.cluster IS 'Cluster the run''s attempts ran on; (cluster, team, run_group) identifies a run.';
+COMMENT ON COLUMN views.completed_runs.run_group IS 'The run: its run group as the scheduler says, else its requeue chain (showback.job_costs.run_group).';
+COMMENT ON COLUMN views.completed_runs.currency IS 'ISO 4217 currency of every cost column of the row; a run charged in two currencies has two rows.';
+COMMENT ON COLUMN views.completed_runs.attempts IS 'Jobs (attempts) of the run, whatever their outcome.';
+COMMENT ON COLUMN views.completed_runs.completed_at IS 'When the run''s final attempt (the last to start) completed (UTC).';
+COMMENT ON COLUMN views.completed_runs.cost_to_finish IS 'What the run cost to finish in cents: every attempt''s EffectiveCost charged before completed_at, over all months (frozen at completion); the seven parts after it add up to it.';
+COMMENT ON COLUMN views.completed_runs.run_cost IS 'Run cost (GPU time x measured activity) of the attempts that did not fail, get preempted or get cancelled, before completion, in cents.';
+COMMENT ON COLUMN views.completed_runs.idle_cost IS 'Idle cost (allocated and underutilized GPU time) of the attempts that did not fail, get preempted or get cancelled, before completion, in cents.';
+COMMENT ON COLUMN views.completed_runs.failed_attempts_cost IS 'GPU cost (run and idle) of the attempts that failed (FAILED, OUT_OF_MEMORY, NODE_FAIL, TIMEOUT), in cents.';
+COMMENT ON COLUMN views.completed_runs.preempted_attempts_cost IS 'GPU cost (run and idle) of the attempts that were preempted, in cents.';
+COMMENT ON COLUMN views.completed_runs.cancelled_attempts_cost IS 'GPU cost (run and idle) of the attempts that were cancelled, in cents.';
+COMMENT ON COLUMN views.completed_runs.checkpoint_storage_cost IS 'Checkpoint storage of every attempt charged before completion, in cents.';
+COMMENT ON COLUMN views.completed_runs.egress_cost IS 'Data transfer out of every attempt charged before completion, in cents.';
+COMMENT ON COLUMN views.completed_runs.retained_checkpoint_cost IS 'Cost charged to the run''s jobs from completed_at on (checkpoints kept), in cents: not part of cost_to_finish.';
+COMMENT ON COLUMN views.completed_runs.gpu_hours IS 'GPU-hours of every attempt charged before completion, rounded to 0.1.';
+COMMENT ON COLUMN views.completed_runs.estimated_lost_work_cost IS 'ESTIMATE: GPU cost of the failed, preempted and cancelled attempts after their last checkpoint (all of it without one), in cents; NULL when none.';
+COMMENT ON COLUMN views.completed_runs.estimated_lost_gpu_hours IS 'ESTIMATE: GPU-hours those attempts held after their last checkpoint, rounded to 0.1; NULL when none.';
+
+COMMENT ON COLUMN views.idle_by_instance.billing_month IS 'First day of the billing month (DATE).';
+COMMENT ON COLUMN views.idle_by_instance.currency IS 'ISO 4217 currency of every cost column of the row.';
+COMMENT ON COLUMN views.idle_by_instance.ProviderName IS 'Provider of the instance (AWS, Microsoft, Google Cloud, CoreWeave, ...).';
+COMMENT ON COLUMN views.idle_by_instance.ResourceId IS 'The instance, VM or commitment charged (focus.costs.ResourceId); NULL when the charges name none.';
+COMMENT ON COLUMN views.idle_by_instance.instance_type IS 'Instance / VM type of its charges (focus.costs.x_InstanceType); NULL when they name none.';
+COMMENT ON COLUMN views.idle_by_instance.gpu_model IS 'GPU model of the instance type in the catalog (ref.gpu_instances); NULL for types not in it.';
+COMMENT ON COLUMN views.idle_by_instance.owner_team IS 'Team paying for the capacity no job held and the unused commitment (the charge''s owner by tag or account; teams joined by + when idle_policy share spread it); NULL when jobs held all of it.';
+COMMENT ON COLUMN views.idle_by_instance.idle_cost IS 'Idle EffectiveCost of the instance in the month, in cents: the four kinds of the row added up.';
+COMMENT ON COLUMN views.idle_by_instance.idle_allocated_cost IS 'Idle cost of GPU time jobs held while inactive, in cents.';
+COMMENT ON COLUMN views.idle_by_instance.idle_underutilized_cost IS 'Idle cost of GPU time jobs were active below saturation, in cents.';
+COMMENT ON COLUMN views.idle_by_instance.idle_unallocated_cost IS 'Idle cost of GPU capacity no job held, in cents.';
+COMMENT ON COLUMN views.idle_by_instance.idle_unused_commitment_cost IS 'Cost of the commitment paid for and not used, in cents.';
+COMMENT ON COLUMN views.idle_by_instance.idle_gpu_hours IS 'Idle GPU-hours of the instance in the month (every idle kind), rounded to 0.1.';
+
+COMMENT ON COLUMN views.top_jobs.billing_month IS 'First day of the billing month (DATE).';
+COMMENT ON COLUMN views.top_jobs.currency IS 'ISO 4217 currency of every cost column of the row.';
+COMMENT ON COLUMN views.top_jobs.cost_rank IS 'Rank of the job by exact total cost within the billing month and currency (1 = most expensive).';
+COMMENT ON COLUMN views.top_jobs.team IS 'Team of the job.';
+COMMENT ON COLUMN views.top_jobs.cluster IS 'Cluster the job ran on; (cluster, job_id) identifies a job.';
+COMMENT ON COLUMN views.top_jobs.job_id IS 'Scheduler job id, unique within cluster.';
+COMMENT ON COLUMN views.top_jobs.name IS 'Job name as submitted (informational).';
+COMMENT ON COLUMN views.top_jobs.state IS 'Final (or current) scheduler state.';
+COMMENT ON COLUMN views.top_jobs.outcome IS 'completed, failed, preempted, cancelled, running or unknown.';
+COMMENT ON COLUMN views.top_jobs.session IS 'True for an interactive session (never a run).';
+COMMENT ON COLUMN views.top_jobs.run_group IS 'Run the job is an attempt of.';
+COMMENT ON COLUMN views.top_jobs.gpu_model IS 'GPU model: the scheduler''s, else the catalog''s for the instances it ran on (H100+H200: both).';
+COMMENT ON COLUMN views.top_jobs.gpu_hours IS 'GPU-hours the job held in the month, rounded to 0.1.';
+COMMENT ON COLUMN views.top_jobs.total_cost IS 'The job''s EffectiveCost in the month, in cents: run_cost + idle_cost + checkpoint_storage_cost + egress_cost as shown.';
+COMMENT ON COLUMN views.top_jobs.run_cost IS 'Run cost (held GPU time x measured activity), in cents.';
+COMMENT ON COLUMN views.top_jobs.idle_cost IS 'Idle cost of GPU time the job held but did not use, in cents.';
+COMMENT ON COLUMN views.top_jobs.checkpoint_storage_cost IS 'Cost of storing the job''s checkpoints, in cents.';
+COMMENT ON COLUMN views.top_jobs.egress_cost IS 'Cost of the job''s data transfer out, in cents.';
+COMMENT ON COLUMN views.top_jobs.idle_percent IS '100 x idle cost / total cost of the exact amounts, rounded to 0.01; NULL when the total is not positive.';
+
+COMMENT ON COLUMN views.focus_by_provider_service.ProviderName IS 'FOCUS ProviderName.';
+COMMENT ON COLUMN views.focus_by_provider_service.BillingAccountId IS 'FOCUS BillingAccountId.';
+COMMENT ON COLUMN views.focus_by_provider_service.billing_month IS 'Billing month as text YYYY-MM (focus.costs.x_BillingMonth).';
+COMMENT ON COLUMN views.focus_by_provider_service.ServiceCategory IS 'FOCUS ServiceCategory.';
+COMMENT ON COLUMN views.focus_by_provider_service.ServiceName IS 'FOCUS ServiceName.';
+COMMENT ON COLUMN views.focus_by_provider_service.BillingCurrency IS 'ISO 4217 currency of the cost columns; never add rows of different currencies.';
+COMMENT ON COLUMN views.focus_by_provider_service.charges IS 'Number of FOCUS rows.';
+COMMENT ON COLUMN views.focus_by_provider_service.billed_cost IS 'Sum of BilledCost (invoice basis), rounded to cents.';
+COMMENT ON COLUMN views.focus_by_provider_service.effective_cost IS 'Sum of EffectiveCost (amortized), rounded to cents.';
+COMMENT ON COLUMN views.focus_by_provider_service.list_cost IS 'Sum of ListCost (public prices), rounded to cents.';
+
+COMMENT ON COLUMN views.statement_vs_current.billing_month IS 'First day of the issued billing month (DATE).';
+COMMENT ON COLUMN views.statement_vs_current.team IS 'Team of the statement line or of today''s figures.';
+COMMENT ON COLUMN views.statement_vs_current.currency IS 'ISO 4217 currency of the totals.';
+COMMENT ON COLUMN views.statement_vs_current.statement_version IS 'Latest issued statement version of the month; NULL when the team had no line on it.';
+COMMENT ON COLUMN views.statement_vs_current.issued_total IS 'total_cost on the latest issued statement, in cents (0 without a line).';
+COMMENT ON COLUMN views.statement_vs_current.current_total IS 'Today''s showback.team_month.total_cost, in cents (0 when the team has none now).';
+COMMENT ON COLUMN views.statement_vs_current.adjustment IS 'current_total - issued_total as shown, in cents: positive means the team owes more (chargeback.adjustments says which statement carries it).';

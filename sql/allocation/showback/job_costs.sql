@@ -11,6 +11,8 @@
 --   time after the last checkpoint it wrote (newest object under its checkpoint_uri written within the attempt;
 --   an object's write time is its last_modified, else the first listing that shows it); all of it when it
 --   wrote none.
+-- * GPU model: the scheduler's, else the models of the catalog instance types (ref.gpu_instances) its GPU time
+--   was charged on, in name order joined by '+' (a job spanning H100 and H200 nodes is H100+H200).
 
 WITH settings AS (
     SELECT group_by_name = 'true' AS group_by_name FROM alloc.settings
@@ -93,6 +95,16 @@ job_split AS (
     GROUP BY ALL
 ),
 
+-- the GPU models of the instances each job's GPU time was charged on (the instance type of each charge)
+catalog_models AS (
+    SELECT s.cluster, s.job_id, string_agg(DISTINCT g.gpu_model, '+' ORDER BY g.gpu_model) AS gpu_model
+    FROM allocation.cost_split AS s
+    JOIN focus.costs AS c ON c.x_DeliveryId = s.x_DeliveryId AND c.x_SourceLineItemId = s.x_SourceLineItemId
+    JOIN ref.gpu_instances AS g ON g.provider = c.ProviderName AND g.instance_type = c.x_InstanceType
+    WHERE s.category IN ('run', 'idle') AND s.job_id IS NOT NULL
+    GROUP BY ALL
+),
+
 -- the newest checkpoint each attempt wrote under its checkpoint_uri while it ran
 checkpoint_writes AS (
     SELECT uri, min(coalesce(last_modified, as_of)) AS written_at
@@ -138,7 +150,7 @@ costed AS (
         j.start_time,
         j.end_time,
         j.gpu_count,
-        j.gpu_model,
+        coalesce(j.gpu_model, m.gpu_model) AS gpu_model,
         coalesce(s.run_cost, 0) AS run_cost,
         coalesce(s.idle_cost, 0) AS idle_cost,
         coalesce(s.checkpoint_storage_cost, 0) AS checkpoint_storage_cost,
@@ -157,6 +169,7 @@ costed AS (
     FROM job_split AS s
     JOIN grouped AS j USING (cluster, job_id)
     LEFT JOIN lost AS l USING (cluster, job_id)
+    LEFT JOIN catalog_models AS m USING (cluster, job_id)
 ),
 
 run_group_costs AS (

@@ -1,4 +1,5 @@
--- FOCUS charges per provider, billing account, service and month: billed and effective cost per currency.
+-- FOCUS charges per provider, billing account, service and month: billed, effective and list cost per currency,
+-- each summed exactly and then rounded to cents (three measures, not parts of one total).
 WITH costs AS (
     SELECT * FROM focus.costs
 )
@@ -6,14 +7,14 @@ WITH costs AS (
 SELECT
     ProviderName,
     BillingAccountId,
-    strftime(billing_month(BillingPeriodStart), '%Y-%m') AS billing_month,
+    strftime(x_BillingMonth, '%Y-%m') AS billing_month,
     ServiceCategory,
     ServiceName,
     BillingCurrency,
     count(*) AS charges,
-    sum(BilledCost) AS billed_cost,
-    sum(EffectiveCost) AS effective_cost,
-    sum(ListCost) AS list_cost
+    cents(sum(BilledCost)) AS billed_cost,
+    cents(sum(EffectiveCost)) AS effective_cost,
+    cents(sum(ListCost)) AS list_cost
 FROM costs
 GROUP BY ALL
 ORDER BY ALL

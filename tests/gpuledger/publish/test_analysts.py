@@ -1,5 +1,6 @@
 """The analysts' side of a publish: docs/analysts.md's example queries run on the published demo and agree with
-the base tables, every published table, column and view is described, and the Parquet export matches the file."""
+the base tables, every published table, view and column is described, the views' rounded figures foot, and the
+Parquet export matches the file."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import closing
 from datetime import UTC, datetime
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +18,15 @@ import pytest
 
 from gpuledger.chargeback.months import issue_month
 from gpuledger.chargeback.statement import CATEGORIES
-from gpuledger.publish.snapshot import ANALYST_FILE, PUBLISHED_TABLES, publish
+from gpuledger.publish.snapshot import ANALYST_FILE, PUBLISHED_TABLES, REFERENCE_TABLES, publish
 from gpuledger.warehouse.home import open_warehouse
 from tests.fixtures.paths import REPO
 
 DOC = REPO / "docs" / "analysts.md"
 NOW = datetime(2026, 12, 2, 3, tzinfo=UTC)  # tests/conftest.py pins the pipeline's clock to the same time
-PUBLISHED_SCHEMAS = sorted({table.split(".")[0] for table in PUBLISHED_TABLES} | {"views"})
+ANALYST_TABLES = (*PUBLISHED_TABLES, *REFERENCE_TABLES)
+PUBLISHED_SCHEMAS = sorted({table.split(".")[0] for table in ANALYST_TABLES} | {"views"})
+CENT = Decimal("0.01")
 
 _EXAMPLE = re.compile(r"^### (\d+)\. (.+?)\n\n```sql\n(.*?)^```\n", re.MULTILINE | re.DOTALL)
 
@@ -71,6 +74,11 @@ def base(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None
     return dict(con.execute(sql, params or {}).fetchall())
 
 
+def cents(amount: Decimal) -> Decimal:
+    """An exact amount as the views show it: rounded to cents, half away from zero."""
+    return amount.quantize(CENT, rounding=ROUND_HALF_UP)
+
+
 def literal(sql: str, column: str) -> str:
     """The value an example compares ``column`` with (``column = 'x'`` or ``column = DATE 'x'``)."""
     match = re.search(rf"\b{column} = (?:DATE )?'([^']+)'", sql)
@@ -78,13 +86,13 @@ def literal(sql: str, column: str) -> str:
     return match.group(1)
 
 
-def test_the_document_has_exactly_ten_numbered_examples():
+def test_the_document_has_exactly_twelve_numbered_examples():
     examples = example_queries()
-    assert [number for number, _, _ in examples] == list(range(1, 11))
+    assert [number for number, _, _ in examples] == list(range(1, 13))
     assert all(question.endswith("?") and sql.strip() for _, question, sql in examples)
 
 
-@pytest.mark.parametrize("number", range(1, 11))
+@pytest.mark.parametrize("number", range(1, 13))
 def test_every_example_runs_read_only_and_returns_rows(analyst, number):
     rows = run(analyst, EXAMPLES[number])
     if number != 10:  # statement vs current is empty until a month is issued (test below)
@@ -94,9 +102,20 @@ def test_every_example_runs_read_only_and_returns_rows(analyst, number):
 def test_cost_by_team_month_category_adds_up_to_showback_per_currency(analyst):
     rows = run(analyst, EXAMPLES[1])
     assert {row["category"] for row in rows} <= set(CATEGORIES)
+    assert all(row["cost"] == row["cost"].quantize(CENT) for row in rows)
+    # every category of the view, zeros included: a team-month's cents add up to its total in cents
+    shown = totals(
+        run(analyst, "SELECT team || billing_month || currency AS key, cost FROM views.cost_by_team_month_category"),
+        "key",
+        "cost",
+    )
+    exact = base(analyst, "SELECT team || billing_month || currency, total_cost FROM showback.team_month")
+    assert shown == {key: cents(total) for key, total in exact.items()}
+    assert any(total != cents(total) for total in exact.values())  # the rounding had something to do
     expected = base(analyst, "SELECT currency, sum(total_cost) FROM showback.team_month GROUP BY ALL")
-    assert totals(rows, "currency", "cost") == expected
     assert expected == base(analyst, "SELECT BillingCurrency, sum(EffectiveCost) FROM focus.costs GROUP BY ALL")
+    for currency, total in totals(rows, "currency", "cost").items():
+        assert abs(total - expected[currency]) <= CENT * len(exact) / 2
 
 
 def test_idle_share_is_idle_over_total_of_team_month(analyst):
@@ -106,13 +125,16 @@ def test_idle_share_is_idle_over_total_of_team_month(analyst):
         for r in run(analyst, "SELECT * FROM showback.team_month WHERE total_cost > 0")
     }
     assert len(rows) == len(team_month)
+    kinds = [f"{key}_cost" for key in CATEGORIES if key.startswith("idle_")]
     for row in rows:
         source = team_month[(row["billing_month"], row["team"], row["currency"])]
-        kinds = [f"{key}_cost" for key in CATEGORIES if key.startswith("idle_")]
-        assert row["idle_cost"] == source["idle_cost"] == sum(row[kind] for kind in kinds)
+        assert row["idle_cost"] == sum(row[kind] for kind in kinds)  # foots as shown
+        assert row["total_cost"] == cents(source["total_cost"])
+        assert all(abs(row[kind] - source[kind]) < CENT for kind in kinds)
+        assert abs(row["idle_cost"] - source["idle_cost"]) < len(kinds) * CENT  # the kinds' cents added up
         assert row["idle_percent"] == pytest.approx(float(100 * source["idle_cost"] / source["total_cost"]), abs=0.006)
         assert 0 <= row["idle_percent"] <= 100
-        assert row["idle_gpu_hours"] == pytest.approx(source["gpu_hours"] - source["active_gpu_hours"])
+        assert float(row["idle_gpu_hours"]) == pytest.approx(source["gpu_hours"] - source["active_gpu_hours"], abs=0.05)
     months = [row["billing_month"] for row in rows]
     assert months == sorted(months)
 
@@ -131,7 +153,7 @@ def test_cost_per_completed_run_matches_team_month(analyst):
         ).fetchall()
     }
     for row in rows:
-        assert row["cost_per_completed_run"] == per_run[(row["billing_month"], row["team"], row["currency"])]
+        assert row["cost_per_completed_run"] == cents(per_run[(row["billing_month"], row["team"], row["currency"])])
         assert row["cost_per_completed_run"] > 0
 
 
@@ -148,7 +170,12 @@ def test_top_ten_jobs_are_at_most_ten_ordered_by_cost(analyst):
         " ORDER BY total_cost DESC LIMIT 10",
         {"month": month, "currency": currency},
     ).fetchall()
-    assert costs == [cost for (cost,) in top]
+    assert costs == [cents(cost) for (cost,) in top]
+    for row in run(analyst, "SELECT * FROM views.top_jobs"):
+        assert (
+            row["total_cost"]
+            == row["run_cost"] + row["idle_cost"] + row["checkpoint_storage_cost"] + row["egress_cost"]
+        )
 
 
 def test_failed_run_cost_matches_team_month_and_the_failed_attempts(analyst):
@@ -172,11 +199,21 @@ def test_failed_run_cost_matches_team_month_and_the_failed_attempts(analyst):
 
 def test_focus_by_provider_and_service_adds_up_to_focus(analyst):
     rows = run(analyst, EXAMPLES[6])
-    for column, focus_column in (("effective_cost", "EffectiveCost"), ("billed_cost", "BilledCost")):
-        by_currency = totals(rows, "BillingCurrency", column)
-        assert by_currency == base(
-            analyst, f"SELECT BillingCurrency, sum({focus_column}) FROM focus.costs GROUP BY ALL"
+    exact = {
+        (r["ProviderName"], r["BillingAccountId"], r["billing_month"], r["ServiceName"], r["BillingCurrency"]): r
+        for r in run(
+            analyst,
+            "SELECT ProviderName, BillingAccountId, strftime(x_BillingMonth, '%Y-%m') AS billing_month, ServiceName,"
+            " BillingCurrency, sum(EffectiveCost) AS effective_cost, sum(BilledCost) AS billed_cost"
+            " FROM focus.costs GROUP BY ALL",
         )
+    }
+    for row in rows:
+        group = exact[(row["ProviderName"], row["BillingAccountId"], row["billing_month"], row["ServiceName"],
+                       row["BillingCurrency"])]  # fmt: skip
+        assert row["effective_cost"] == cents(group["effective_cost"])
+        assert row["billed_cost"] == cents(group["billed_cost"])
+    assert len(rows) == len(exact)
     providers = {row["ProviderName"] for row in rows}
     assert providers == {p for (p,) in analyst.execute("SELECT DISTINCT ProviderName FROM focus.costs").fetchall()}
 
@@ -245,9 +282,46 @@ def test_statement_vs_current_shows_an_issued_month(demo_copy):
         rows = run(con, EXAMPLES[10])
         lines = base(con, "SELECT team || '/' || coalesce(currency, ''), total_cost FROM chargeback.statement_lines")
     assert rows and lines
-    assert {f"{row['team']}/{row['currency'] or ''}": row["issued_total"] for row in rows} == lines
+    assert {f"{row['team']}/{row['currency'] or ''}": row["issued_total"] for row in rows} == {
+        key: cents(total) for key, total in lines.items()
+    }
     assert all(row["statement_version"] == 1 and row["adjustment"] == 0 for row in rows)
     assert all(row["issued_total"] == row["current_total"] and row["applies_to_month"] is None for row in rows)
+
+
+def test_the_most_expensive_completed_runs_of_a_month(analyst):
+    sql = EXAMPLES[11]
+    rows = run(analyst, sql)
+    month, currency = literal(sql, "completed_month"), literal(sql, "currency")
+    assert 0 < len(rows) <= 10
+    assert all(str(row["completed_month"]) == month and row["currency"] == currency for row in rows)
+    costs = [row["cost_to_finish"] for row in rows]
+    assert costs == sorted(costs, reverse=True)
+    exact = analyst.execute(
+        "SELECT DISTINCT cluster, team, run_group, run_group_cost_to_finish FROM showback.job_costs"
+        " WHERE run_group_completed AND currency = $currency"
+        " AND date_trunc('month', run_group_completed_at) = CAST($month AS DATE)"
+        " ORDER BY run_group_cost_to_finish DESC LIMIT 10",
+        {"month": month, "currency": currency},
+    ).fetchall()
+    assert costs == [cents(cost) for *_, cost in exact]
+
+
+def test_the_instances_with_the_most_idle_money_in_a_month(analyst):
+    sql = EXAMPLES[12]
+    rows = run(analyst, sql)
+    month, currency = literal(sql, "billing_month"), literal(sql, "currency")
+    assert 0 < len(rows) <= 10
+    costs = [row["idle_cost"] for row in rows]
+    assert costs == sorted(costs, reverse=True)
+    top = analyst.execute(
+        "SELECT ResourceId, sum(EffectiveCost) FROM allocation.cost_split WHERE category = 'idle'"
+        " AND billing_month = CAST($month AS DATE) AND BillingCurrency = $currency"
+        " GROUP BY ALL ORDER BY 2 DESC LIMIT 1",
+        {"month": month, "currency": currency},
+    ).fetchone()
+    assert (rows[0]["ResourceId"], rows[0]["idle_cost"]) == (top[0], cents(top[1]))
+    assert all(row["gpu_model"] and row["owner_team"] for row in rows if row["idle_unallocated_cost"] > 0)
 
 
 def test_every_published_table_column_and_view_is_described(analyst):
@@ -257,7 +331,7 @@ def test_every_published_table_column_and_view_is_described(analyst):
         " WHERE database_name = current_database() AND schema_name IN (SELECT unnest($schemas))",
         schemas,
     ).fetchall()
-    assert sorted(name for name, _ in tables) == sorted(PUBLISHED_TABLES)
+    assert sorted(name for name, _ in tables) == sorted(ANALYST_TABLES)
     assert [name for name, comment in tables if not (comment or "").strip()] == []
 
     views = analyst.execute(
@@ -268,13 +342,15 @@ def test_every_published_table_column_and_view_is_described(analyst):
     assert sorted(name for name, _ in views) == sorted(path.stem for path in view_files.glob("*.sql"))
     assert [name for name, comment in views if not (comment or "").strip()] == []
 
+    # the columns of tables and views alike
     columns = analyst.execute(
-        "SELECT c.schema_name || '.' || c.table_name || '.' || c.column_name, c.comment FROM duckdb_columns() AS c"
-        " JOIN duckdb_tables() AS t USING (database_name, schema_name, table_name)"
-        " WHERE c.database_name = current_database() AND c.schema_name IN (SELECT unnest($schemas))",
+        "SELECT schema_name || '.' || table_name || '.' || column_name, comment FROM duckdb_columns()"
+        " WHERE database_name = current_database() AND schema_name IN (SELECT unnest($schemas))",
         schemas,
     ).fetchall()
     assert len(columns) > 200  # the 71 FOCUS columns and everything else
+    view_columns = [name for name, _ in columns if name.startswith("views.")]
+    assert {name.split(".")[1] for name in view_columns} == {name for name, _ in views}
     assert [name for name, comment in columns if not (comment or "").strip()] == []
     assert "meta.deliveries.ingested_at" not in {name for name, _ in columns}  # published without it
 
