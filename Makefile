@@ -2,6 +2,7 @@
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
+# The home every target uses, as the CLI finds it when run here: ./.home (docs/decisions/0013-one-home.md).
 GPULEDGER_HOME ?= $(CURDIR)/.home
 export GPULEDGER_HOME
 
@@ -11,8 +12,9 @@ VALIDATOR_VENV := .venv-validator
 install: $(VENV)/.installed
 
 $(VENV)/.installed: requirements.lock pyproject.toml
+	@echo "Installing gpuledger and its pinned dependencies into $(VENV)/ (the first time takes a few minutes)"
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check --require-hashes -r requirements.lock
+	$(BIN)/pip install --disable-pip-version-check --progress-bar off --require-hashes -r requirements.lock
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $@
 
@@ -20,11 +22,10 @@ demo: install install-pdf
 	$(BIN)/gpuledger demo --home "$(GPULEDGER_HOME)"
 
 # The Dagster UI on the project (asset graph, partitions, checks, schedule, sensors) at http://127.0.0.1:3000,
-# with the instance `gpuledger run` uses; run `make demo` first for a home with data.
-ui: export DAGSTER_HOME ?= $(GPULEDGER_HOME)/dagster
+# with the instance `gpuledger run` uses ($DAGSTER_HOME, else $(GPULEDGER_HOME)/dagster); run `make demo` first for a
+# home with data. Ctrl-C (or SIGTERM to make's process group) stops it within seconds (pipelines/ui.py).
 ui: install
-	@mkdir -p "$(DAGSTER_HOME)" && { test -f "$(DAGSTER_HOME)/dagster.yaml" || cp dagster.yaml "$(DAGSTER_HOME)/"; }
-	$(BIN)/dagster dev -m pipelines.definitions -h 127.0.0.1 -p 3000
+	$(BIN)/python -m pipelines.ui --host 127.0.0.1 --port 3000
 
 # ruff, then the layer order and stage independence (import-linter contracts in pyproject.toml).
 lint: install
@@ -38,6 +39,7 @@ test: install install-validator install-prometheus install-azurite install-pdf l
 # The chargeback PDF is rendered by WeasyPrint, which needs pango and a font (Debian packages; root to install).
 install-pdf:
 	@ldconfig -p | grep -q libpangoft2-1.0 && fc-list 2>/dev/null | grep -qi dejavu || { \
+	  echo "Installing pango and a font for the PDF reports (apt-get)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 	    libpango-1.0-0 libpangoft2-1.0-0 fonts-dejavu-core fontconfig; }
 

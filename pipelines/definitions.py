@@ -1,7 +1,10 @@
-"""Dagster definitions: export deliveries -> FOCUS slices in DuckDB, partitioned by billing month x provider.
+"""Dagster definitions: the pipeline's stages as asset groups, in the README's flow order.
 
-Each partition loads the newest complete delivery of every configured source of that provider for that
-month (replacing its slices atomically), then reports the conformance and reconciliation checks.
+sources (observed export and telemetry sources) -> normalize (``focus/costs``, gated by its blocking checks,
+partitioned by billing month x provider) -> telemetry -> allocation -> showback (by billing month) -> chargeback
+-> publish (``analyst.duckdb``) -> reports (a closed month's issued statement, rendered). Billing months are
+dynamic partitions: the runner and the sensors add each month as it first has data, so the UI lists only real
+months (docs/decisions/0014).
 """
 
 import json
@@ -16,16 +19,18 @@ from dagster import (
     AssetCheckSeverity,
     AssetCheckSpec,
     AssetExecutionContext,
+    AssetSelection,
     AssetSpec,
     Backoff,
     ConfigurableResource,
+    DagsterInstance,
     DagsterRunStatus,
     DefaultScheduleStatus,
     DefaultSensorStatus,
     Definitions,
+    DynamicPartitionsDefinition,
     Failure,
     MaterializeResult,
-    MonthlyPartitionsDefinition,
     MultiPartitionKey,
     MultiPartitionsDefinition,
     OpExecutionContext,
@@ -50,20 +55,22 @@ from dagster import (
 from pydantic import Field
 
 from connectors.sync import SyncBusy, remote_sources, sync_source
-from gpuledger.chargeback.months import lifecycle_now, refreshable_months, update_months
+from gpuledger.chargeback.months import issue_month, lifecycle_now, refreshable_months, update_months
 from gpuledger.gates.freshness import STALE_AFTER_HOURS, stale_sources
 from gpuledger.gates.load import SliceTotal
 from gpuledger.gates.verdicts import delivery_verdict, month_failures
 from gpuledger.publish.snapshot import publish
+from gpuledger.reports.report import report_month
 from gpuledger.warehouse.home import open_warehouse, resolve_home
 from models.config import load_config
 from models.errors import GpuledgerError
 from models.formats import PROVIDERS
 from models.landing import read_ledger
 from pipelines.deliveries import allocate, load_month
+from pipelines.sources import export_source_key, source_assets, telemetry_source_key
 
-# end_offset=1 includes the open (current) month, which providers restate until it closes.
-BILLING_MONTHS = MonthlyPartitionsDefinition(start_date="2024-01-01", end_offset=1)
+# Months ("2026-11") are added as they first have data (the runner, the sensors): no empty months to show missing.
+BILLING_MONTHS = DynamicPartitionsDefinition(name="billing_months")
 # provider "focus": sources of format focus, FOCUS files of any other provider (OCI, GPU clouds)
 INGESTION_PARTITIONS = MultiPartitionsDefinition(
     {"month": BILLING_MONTHS, "provider": StaticPartitionsDefinition(list(PROVIDERS))}
@@ -82,18 +89,29 @@ class WarehouseResource(ConfigurableResource):
 
 def ingestion_partition_key(month: str, provider: str) -> MultiPartitionKey:
     """Partition key for billing month ``YYYY-MM`` of ``provider``."""
-    return MultiPartitionKey({"month": f"{month}-01", "provider": provider})
+    return MultiPartitionKey({"month": month, "provider": provider})
+
+
+def add_billing_months(instance: DagsterInstance, months: list[str]) -> None:
+    """Make billing months ``YYYY-MM`` partitions of the instance (those it has already are kept)."""
+    missing = [m for m in sorted(set(months)) if not instance.has_dynamic_partition(BILLING_MONTHS.name, m)]
+    if missing:
+        instance.add_dynamic_partitions(BILLING_MONTHS.name, missing)
 
 
 @asset(
     key=["focus", "costs"],
     partitions_def=INGESTION_PARTITIONS,
+    group_name="normalize",
     op_tags=WAREHOUSE_TAGS,
-    check_specs=[
-        AssetCheckSpec("focus_conformance", asset=["focus", "costs"], description="Strict FOCUS 1.2 checks."),
+    check_specs=[  # the gates: a failed ERROR check stops what depends on the slice
+        AssetCheckSpec(
+            "focus_conformance", asset=["focus", "costs"], blocking=True, description="Strict FOCUS 1.2 checks."
+        ),
         AssetCheckSpec(
             "source_reconciliation",
             asset=["focus", "costs"],
+            blocking=True,
             description="Sums per account, period and currency equal the source's billed and amortized totals.",
         ),
         AssetCheckSpec(
@@ -167,19 +185,28 @@ SHOWBACK_KEYS = (
     ["showback", "user_month"],
     ["showback", "idle_by_hour_of_week"],
 )
+TELEMETRY_KEY = ["telemetry", "gpu_activity"]
+SPLIT_KEY = ["allocation", "cost_split"]
 
 
 @multi_asset(
     specs=[
         AssetSpec(
-            ["allocation", "cost_split"],
+            TELEMETRY_KEY,
+            group_name="telemetry",
+            description="Jobs and hourly GPU activity of the billing month from every configured telemetry source "
+            "(gpu.jobs, gpu.usage).",
+        ),
+        AssetSpec(
+            SPLIT_KEY,
             # Dagster maps the month dimension of the ingestion partitions onto the monthly partitions by default.
-            deps=[focus_costs],
+            deps=[focus_costs, TELEMETRY_KEY],
+            group_name="allocation",
             description="Every FOCUS charge of the month split into run/idle/checkpoint_storage/egress/other"
-            " per team and job, after ingesting the configured telemetry.",
+            " per team and job, priced by the month's GPU activity.",
         ),
         *(
-            AssetSpec(key, deps=[["allocation", "cost_split"]], description=f"Showback table {'.'.join(key)}.")
+            AssetSpec(key, deps=[SPLIT_KEY], group_name="showback", description=f"Showback table {'.'.join(key)}.")
             for key in SHOWBACK_KEYS
         ),
     ],
@@ -188,13 +215,14 @@ SHOWBACK_KEYS = (
     check_specs=[
         AssetCheckSpec(
             "split_reconciliation",
-            asset=["allocation", "cost_split"],
+            asset=SPLIT_KEY,
+            blocking=True,
             description="Each charge's pieces sum exactly to its BilledCost and EffectiveCost, signs kept; "
             "showback totals per currency equal FOCUS EffectiveCost.",
         ),
         AssetCheckSpec(
             "gpu_attribution",
-            asset=["allocation", "cost_split"],
+            asset=SPLIT_KEY,
             description="No node held more GPUs than it has, and every job's GPU cost was priced by its own "
             "activity (job label or GPU index) rather than node-level activity shared between jobs.",
         ),
@@ -204,7 +232,7 @@ SHOWBACK_KEYS = (
 def allocation_and_showback(
     context: AssetExecutionContext, warehouse: WarehouseResource
 ) -> Iterator[MaterializeResult | AssetCheckResult]:
-    month = context.partition_key[:7]
+    month = context.partition_key
     home = warehouse.resolved_home()
     with closing(open_warehouse(home)) as con:
         loads, result = allocate(con, home, month)
@@ -219,27 +247,28 @@ def allocation_and_showback(
     for note in notes:
         context.log.warning(note)
     yield MaterializeResult(
-        asset_key=["allocation", "cost_split"],
+        asset_key=TELEMETRY_KEY,
         metadata={
-            "split_rows": result.split_rows,
-            "usage_rows": result.usage_rows,
-            "telemetry": {load.source: {"jobs": load.jobs, "activity_rows": load.activity_rows} for load in loads},
-            "telemetry_notes": notes,
+            "sources": {load.source: {"jobs": load.jobs, "activity_rows": load.activity_rows} for load in loads},
+            "notes": notes,
         },
+    )
+    yield MaterializeResult(
+        asset_key=SPLIT_KEY, metadata={"split_rows": result.split_rows, "usage_rows": result.usage_rows}
     )
     team_totals = {f"{team} {currency}": f"total {total}, idle {idle}" for team, currency, total, idle in totals}
     for key in SHOWBACK_KEYS:
         yield MaterializeResult(asset_key=key, metadata={"team_totals": team_totals} if key[1] == "team_month" else {})
     yield AssetCheckResult(
         check_name="split_reconciliation",
-        asset_key=["allocation", "cost_split"],
+        asset_key=SPLIT_KEY,
         passed=not failures,
         severity=AssetCheckSeverity.ERROR,
         metadata={"failed_audits": {name: [str(row) for row in rows] for name, rows in failures.items()}},
     )
     yield AssetCheckResult(
         check_name="gpu_attribution",
-        asset_key=["allocation", "cost_split"],
+        asset_key=SPLIT_KEY,
         passed=not result.notes,
         severity=AssetCheckSeverity.WARN,
         metadata={"notes": list(result.notes)},
@@ -249,6 +278,7 @@ def allocation_and_showback(
 @asset(
     key=["chargeback", "months"],
     deps=[SHOWBACK_KEYS[0]],
+    group_name="chargeback",
     op_tags=WAREHOUSE_TAGS,
     description="Billing months and their state (open, closed with locked rates, issued), and the adjustments "
     "restatements of issued months carry to the next statement.",
@@ -272,8 +302,33 @@ def chargeback_months(context: AssetExecutionContext, warehouse: WarehouseResour
 
 
 @asset(
-    key=["publish", "analyst_duckdb"],
+    key=["chargeback", "statements"],
     deps=[chargeback_months],
+    partitions_def=BILLING_MONTHS,
+    group_name="chargeback",
+    op_tags=WAREHOUSE_TAGS,
+    description="The closed month's chargeback statement, issued (month close): a new version only when its "
+    "figures changed since the latest; an open month is refused.",
+)
+def chargeback_statements(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
+    with closing(open_warehouse(warehouse.resolved_home())) as con:
+        statement = issue_month(con, context.partition_key, lifecycle_now())
+        issued = con.execute("SELECT count(*) FROM chargeback.statements").fetchone()
+    return MaterializeResult(
+        metadata={
+            "version": statement.version,
+            "issued_now": statement.new,
+            "content_sha256": statement.content_sha256,
+            "teams": statement.teams,
+            "statements_in_warehouse": issued[0] if issued else 0,  # counted after this one was written
+        }
+    )
+
+
+@asset(
+    key=["publish", "analyst_duckdb"],
+    deps=[*SHOWBACK_KEYS, chargeback_months, chargeback_statements],
+    group_name="publish",
     op_tags=WAREHOUSE_TAGS,
     check_specs=[
         AssetCheckSpec(
@@ -282,8 +337,9 @@ def chargeback_months(context: AssetExecutionContext, warehouse: WarehouseResour
             description=f"Every source delivered something new within {STALE_AFTER_HOURS} hours.",
         )
     ],
-    description="<home>/analyst.duckdb, rebuilt from the warehouse and swapped in atomically after every check "
-    "passed; FOCUS rows as Parquet under <home>/published/focus.",
+    description="analyst.duckdb in the gpuledger home, rebuilt from the warehouse (FOCUS rows, split, showback, "
+    "months, statements) and swapped in atomically once every check passed; the FOCUS rows also as Parquet "
+    "under published/focus.",
 )
 def analyst_duckdb(
     context: AssetExecutionContext, warehouse: WarehouseResource
@@ -302,9 +358,52 @@ def analyst_duckdb(
     )
 
 
-focus_ingestion = define_asset_job("focus_ingestion", selection=[focus_costs])
-monthly_allocation = define_asset_job("monthly_allocation", selection=[allocation_and_showback])
-publishing = define_asset_job("publishing", selection=[chargeback_months, analyst_duckdb])
+@asset(
+    key=["reports", "chargeback_report"],
+    deps=[chargeback_statements, analyst_duckdb],
+    partitions_def=BILLING_MONTHS,
+    group_name="reports",
+    description="The closed month's latest issued statement rendered into reports/YYYY-MM/vN in the gpuledger "
+    "home: index.html, statement.pdf, a CSV and XLSX per team, statement.json (what `gpuledger report` writes).",
+)
+def chargeback_report(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
+    # report_month takes the home's run lock itself: the month close runs it outside a `gpuledger run`
+    report = report_month(warehouse.resolved_home(), context.partition_key)
+    return MaterializeResult(
+        metadata={
+            "version": report.version,
+            "issued_now": report.issued_now,
+            "folder": str(report.folder),
+            "files": [path.name for path in report.files],
+            "pending_adjustments": report.pending_adjustments,
+        }
+    )
+
+
+STATEMENT_ASSETS = [chargeback_statements, analyst_duckdb, chargeback_report]
+focus_ingestion = define_asset_job(
+    "focus_ingestion", selection=[focus_costs], description="Nightly: load a billing month's deliveries."
+)
+monthly_allocation = define_asset_job(
+    "monthly_allocation",
+    selection=[allocation_and_showback],
+    description="Nightly: telemetry, the split and showback of a billing month.",
+)
+publishing = define_asset_job(
+    "publishing",
+    selection=[chargeback_months, analyst_duckdb],
+    description="Nightly: month states, then the analyst file.",
+)
+month_close = define_asset_job(
+    "month_close",
+    selection=STATEMENT_ASSETS,
+    description="Month close: issue a closed month's statement, publish it to analysts, render its reports.",
+)
+observe_sources = define_asset_job(
+    "observe_sources",
+    selection=AssetSelection.groups("sources"),
+    description="Observe every configured export and telemetry source (their data versions).",
+)
 # With one run at a time (dagster.yaml), queued runs start in the order requested: slices, split, publish.
 DOWNSTREAM_JOBS = [focus_ingestion, monthly_allocation, publishing]
 
@@ -319,10 +418,7 @@ def downstream_requests(key: str, slices: list[tuple[str, str]]) -> list[RunRequ
             )
             for m, p in sorted(slices)
         ),
-        *(
-            RunRequest(run_key=f"{key}:allocation:{m}", job_name="monthly_allocation", partition_key=f"{m}-01")
-            for m in months
-        ),
+        *(RunRequest(run_key=f"{key}:allocation:{m}", job_name="monthly_allocation", partition_key=m) for m in months),
         RunRequest(run_key=f"{key}:publish", job_name="publishing"),
     ]
 
@@ -348,8 +444,13 @@ def delivery_sensor(source_name: str) -> SensorDefinition:
         seen = int(json.loads(context.cursor or "0"))
         new = [e for e in entries[seen:] if e.billing_period]
         key = f"{source.name}:" + ",".join(f"{e.version}:{e.billing_period}" for e in new)
+        months = sorted({str(e.billing_period) for e in new})
         requests = downstream_requests(key, [(str(e.billing_period), source.provider) for e in new]) if new else []
-        return SensorResult(run_requests=requests, cursor=json.dumps(len(entries)))
+        return SensorResult(
+            run_requests=requests,
+            cursor=json.dumps(len(entries)),
+            dynamic_partitions_requests=[BILLING_MONTHS.build_add_request(months)] if months else [],
+        )
 
     return deliveries
 
@@ -409,20 +510,36 @@ def refresh_sensor(status: DagsterRunStatus) -> SensorDefinition:
         default_status=DefaultSensorStatus.RUNNING,
     )
     def refresh(context: RunStatusSensorContext, warehouse: WarehouseResource) -> list[RunRequest]:
-        return refresh_requests(warehouse.resolved_home(), context.dagster_run.run_id)
+        home = warehouse.resolved_home()
+        add_billing_months(context.instance, refreshable_months(load_config(home).months, lifecycle_now()))
+        return refresh_requests(home, context.dagster_run.run_id)
 
     return refresh
 
 
-def _delivery_sensors() -> list[SensorDefinition]:
-    """One sensor per remote source of the configured home (none when it has no configuration yet)."""
-    return [delivery_sensor(s.name) for s in remote_sources(load_config(resolve_home(None)).sources)]
+def build_definitions(home: Path | None = None) -> Definitions:
+    """The code location of ``home`` (None: the home ``resolve_home`` chooses): the stage assets, with its
+    configured export and telemetry sources observed upstream of ingestion and telemetry, the jobs, the
+    nightly schedule and the sensors."""
+    config = load_config(resolve_home(home))
+    exports = [export_source_key(s.name) for s in config.sources]
+    telemetry = [telemetry_source_key(t.name) for t in config.telemetry]
+    ingestion = focus_costs.map_asset_specs(lambda spec: spec.merge_attributes(deps=exports))
+    allocation = allocation_and_showback.map_asset_specs(
+        lambda spec: spec.merge_attributes(deps=telemetry) if spec.key.path == TELEMETRY_KEY else spec
+    )
+    sources = source_assets(config)
+    return Definitions(
+        assets=[*sources, ingestion, allocation, chargeback_months, *STATEMENT_ASSETS],
+        jobs=[*DOWNSTREAM_JOBS, month_close, nightly_sync, *([observe_sources] if sources else [])],
+        schedules=[nightly],
+        sensors=[
+            *(delivery_sensor(s.name) for s in remote_sources(config.sources)),
+            refresh_sensor(DagsterRunStatus.SUCCESS),
+            refresh_sensor(DagsterRunStatus.FAILURE),
+        ],
+        resources={"warehouse": WarehouseResource(home="" if home is None else str(home))},
+    )
 
 
-defs = Definitions(
-    assets=[focus_costs, allocation_and_showback, chargeback_months, analyst_duckdb],
-    jobs=[focus_ingestion, monthly_allocation, publishing, nightly_sync],
-    schedules=[nightly],
-    sensors=[*_delivery_sensors(), refresh_sensor(DagsterRunStatus.SUCCESS), refresh_sensor(DagsterRunStatus.FAILURE)],
-    resources={"warehouse": WarehouseResource()},
-)
+defs = build_definitions()

@@ -1,8 +1,10 @@
 """Run the pipeline through Dagster from the command line (what the nightly schedule does).
 
-The console stays quiet: a run's events stay in the Dagster instance, a failed run's log is written to
-``<home>/logs/`` and the error that stopped it is raised as one line (:class:`RunFailed`). Each run's outcome is
-recorded in ``<home>/run-status.json`` for ``gpuledger status``.
+Each stage prints one line on stdout as it starts (``loading aws 2026-11 ...``); Dagster's events stay in the
+instance, where the runs show as the named jobs of the nightly run (``observe_sources``, ``focus_ingestion``,
+``monthly_allocation``, ``publishing``). A failed run's log is written to ``<home>/logs/`` and the error that
+stopped it is raised as one line (:class:`RunFailed`). Each run's outcome is recorded in ``<home>/run-status.json``
+for ``gpuledger status``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from dagster import AssetCheckSeverity, AssetsDefinition, DagsterInstance, MultiPartitionKey, materialize
+from dagster import AssetCheckSeverity, DagsterInstance, Definitions, MultiPartitionKey
 
 from connectors.ledger import write_atomically
 from connectors.sync import remote_sources, sync_source
@@ -27,14 +29,7 @@ from gpuledger.warehouse.home import exclusive_run, open_warehouse
 from models.config import load_config
 from models.errors import GpuledgerError
 from models.formats import PROVIDERS
-from pipelines.definitions import (
-    WarehouseResource,
-    allocation_and_showback,
-    analyst_duckdb,
-    chargeback_months,
-    focus_costs,
-    ingestion_partition_key,
-)
+from pipelines.definitions import add_billing_months, build_definitions, ingestion_partition_key
 from pipelines.deliveries import deliveries_for
 
 # The run's events stay in the Dagster instance (and a failed run's in <home>/logs/): the console shows none.
@@ -65,18 +60,25 @@ class RunOutcome:
 PROJECT_DAGSTER_YAML = files("pipelines") / "dagster.yaml"
 
 
+def dagster_home(home: Path) -> Path:
+    """The Dagster instance's folder: ``$DAGSTER_HOME`` when set, else ``<home>/dagster``, seeded with the
+    project's dagster.yaml when it has none."""
+    folder = Path(os.environ.get("DAGSTER_HOME") or home / "dagster")
+    folder.mkdir(parents=True, exist_ok=True)
+    if not (folder / "dagster.yaml").exists():
+        (folder / "dagster.yaml").write_bytes(PROJECT_DAGSTER_YAML.read_bytes())
+    return folder
+
+
 def dagster_instance(home: Path) -> DagsterInstance:
-    """``$DAGSTER_HOME`` when set, else ``<home>/dagster`` seeded with the project's dagster.yaml."""
-    dagster_home = Path(os.environ.get("DAGSTER_HOME") or home / "dagster")
-    dagster_home.mkdir(parents=True, exist_ok=True)
-    if not (dagster_home / "dagster.yaml").exists():
-        (dagster_home / "dagster.yaml").write_bytes(PROJECT_DAGSTER_YAML.read_bytes())
-    return DagsterInstance.from_config(str(dagster_home))
+    """The Dagster instance :func:`dagster_home` names."""
+    return DagsterInstance.from_config(str(dagster_home(home)))
 
 
 def run_pipeline(home: Path) -> RunOutcome:
-    """Sync the remote sources, materialize the FOCUS partition of every (billing month, provider) that has a
-    delivery, then the split and showback of every billing month with FOCUS rows; record the outcome."""
+    """Sync the remote sources, observe the configured sources, materialize the FOCUS partition of every (billing
+    month, provider) that has a delivery, then the split and showback of every billing month with FOCUS rows,
+    then publish; record the outcome."""
     with exclusive_run(home):
         started = _now()
         try:
@@ -107,48 +109,67 @@ def _now() -> str:
 
 
 def _run(home: Path) -> list[tuple[str, str]]:
-    for source in remote_sources(load_config(home).sources):
+    config = load_config(home)
+    for source in remote_sources(config.sources):
+        _starting(f"syncing {source.name}")
         sync_source(source)
     partitions = sorted(
         {(d.billing_period or "", provider) for provider in PROVIDERS for d in deliveries_for(home, provider)}
     )
-    resources = {"warehouse": WarehouseResource(home=str(home))}
+    definitions = build_definitions(home)
     with dagster_instance(home) as instance:
+        add_billing_months(instance, [month for month, _ in partitions])
+        if config.sources or config.telemetry:
+            _starting("observing sources")
+            _execute(instance, definitions, "observe_sources", None, "observing sources", home)
         for month, provider in partitions:
+            _starting(f"loading {provider} {month}")
             key = ingestion_partition_key(month, provider)
-            _materialize(instance, focus_costs, key, resources, f"{provider} {month}", home)
+            _execute(instance, definitions, "focus_ingestion", key, f"{provider} {month}", home)
         with closing(open_warehouse(home)) as con:
             months = published_months(con)
+        add_billing_months(instance, months)
         for month in months:
-            _materialize(instance, allocation_and_showback, f"{month}-01", resources, f"allocation {month}", home)
-        _materialize(instance, [chargeback_months, analyst_duckdb], None, resources, "publishing", home)
+            _starting(f"splitting {month}")
+            _execute(instance, definitions, "monthly_allocation", month, f"allocation {month}", home)
+        _starting("publishing")
+        _execute(instance, definitions, "publishing", None, "publishing", home)
     return partitions + [(month, "allocation") for month in months]
 
 
-def _materialize(
+def close_month(home: Path, month: str) -> None:
+    """Run the ``month_close`` job on closed billing month ``YYYY-MM``: issue its statement (unless its figures
+    equal the latest version's), publish the analyst file, write its reports. Not under the run lock: the report
+    step takes it (a ``gpuledger run`` meanwhile fails that step, naming the run)."""
+    with dagster_instance(home) as instance:
+        add_billing_months(instance, [month])
+        _starting(f"closing {month}")
+        _execute(instance, build_definitions(home), "month_close", month, f"closing {month}", home)
+
+
+def _starting(stage: str) -> None:
+    """One line as a stage starts: a long run is never silent."""
+    print(f"{stage} ...", flush=True)
+
+
+def _execute(
     instance: DagsterInstance,
-    assets: AssetsDefinition | list[AssetsDefinition],
+    definitions: Definitions,
+    job_name: str,
     partition_key: str | MultiPartitionKey | None,
-    resources: dict[str, WarehouseResource],
     what: str,
     home: Path,
 ) -> None:
-    result = materialize(
-        assets if isinstance(assets, list) else [assets],
-        instance=instance,
-        partition_key=partition_key,
-        resources=resources,
-        run_config=QUIET_CONSOLE,
-        raise_on_error=False,
+    """Run one of the definitions' jobs in this process; a failed step or ERROR check raises :class:`RunFailed`."""
+    result = definitions.resolve_job_def(job_name).execute_in_process(
+        instance=instance, partition_key=partition_key, run_config=QUIET_CONSOLE, raise_on_error=False
     )
-    if not result.success:
-        log = _write_log(instance, home, result.run_id, what)
-        raise RunFailed(_failure(result), what, log)
     failed = [c for c in result.get_asset_check_evaluations() if not c.passed]
+    # A failed ERROR check blocks (fails) its step: name the checks, not Dagster's wrapper error.
     errors = [c.check_name for c in failed if c.severity == AssetCheckSeverity.ERROR]
-    if errors:
+    if errors or not result.success:
         log = _write_log(instance, home, result.run_id, what)
-        raise RunFailed(f"checks failed: {', '.join(errors)}", what, log)
+        raise RunFailed(f"checks failed: {', '.join(errors)}" if errors else _failure(result), what, log)
     for check in failed:  # warnings do not stop the run, but are never silent (held deliveries: in the summary)
         if check.check_name != "held_deliveries":
             for line in _warning_lines(check.metadata):

@@ -432,10 +432,11 @@ def test_delivery_sensor_requests_the_partitions_of_what_it_landed_once(s3, aws_
     assert [(r.job_name, r.partition_key) for r in first.run_requests] == [
         ("focus_ingestion", ingestion_partition_key("2026-10", "aws")),
         ("focus_ingestion", ingestion_partition_key("2026-11", "aws")),
-        ("monthly_allocation", "2026-10-01"),
-        ("monthly_allocation", "2026-11-01"),
+        ("monthly_allocation", "2026-10"),
+        ("monthly_allocation", "2026-11"),
         ("publishing", None),
     ]
+    assert [r.partition_keys for r in first.dynamic_partitions_requests] == [["2026-10", "2026-11"]]
     assert len({r.run_key for r in first.run_requests}) == 5
     again = sensor(build_sensor_context(cursor=first.cursor, resources=resources))
     assert again.run_requests == [] and again.cursor == first.cursor
