@@ -1,47 +1,83 @@
-"""``gpuledger``: the command line. Commands and flags are a contract relied on outside the code."""
+"""``gpuledger``: the command line (its commands and flags are documented in README's Command line table)."""
 
 from __future__ import annotations
 
 import argparse
+import code
+import json
 import logging
 import os
 import re
+import shlex
+import shutil
+import subprocess
 import sys
+import textwrap
 from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from importlib.metadata import version
 from pathlib import Path
 
 import duckdb
 
 from gpuledger.gates.load import LoadResult, SliceTotal, accept_delivery, held_deliveries, load_delivery
 from gpuledger.warehouse.database import WAREHOUSE_FILE, connect
-from gpuledger.warehouse.home import exclusive_run, open_warehouse, resolve_home
+from gpuledger.warehouse.home import exclusive_run, locate_home, open_warehouse, resolve_home
 from gpuledger.warehouse.sqlfiles import load_sql
 from models.billing_month import BillingMonth
-from models.config import Config, load_config
+from models.config import CONFIG_FILE, Config, load_config
 from models.delivery import Delivery
 from models.errors import GpuledgerError, InputError, describe_error, environment_failure, printable
-from models.formats import FORMATS
+from models.formats import FORMATS, PROVIDERS
 from pipelines.deliveries import deliveries_from_paths
 
-HOME_HELP = "gpuledger home (default: $GPULEDGER_HOME, else ~/.local/share/gpuledger)"
+DESCRIPTION = (
+    "FinOps cost ingestion and GPU showback: cloud billing exports (AWS, Azure, GCP, FOCUS files) become FOCUS 1.2"
+    " rows in DuckDB, split into run, idle, checkpoint storage, egress and other per team and job, published"
+    " read-only for analysts, with monthly chargeback reports."
+)
+HOME_HELP = (
+    "the gpuledger home (default: $GPULEDGER_HOME, else ./.home when it holds a gpuledger.toml, else"
+    " ~/.local/share/gpuledger)"
+)
 EXIT_HELD = 3
 """Exit status of ``run``, ``import`` and ``status`` when a delivery is held for ``gpuledger accept``."""
+EXIT_BROKEN_PIPE = 141
+"""Exit status when the reader of the output went away (``gpuledger status | head -1``): 128 + SIGPIPE, as the
+shell reports for a command SIGPIPE stopped."""
+EXAMPLE_QUERY = "SELECT * FROM views.cost_by_team_month_category"
+# --out's extension -> (COPY's FORMAT, its COMPRESSION)
+_EXPORT_FORMATS = {".parquet": ("parquet", "zstd"), ".csv": ("csv", "none")}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``gpuledger`` with ``argv`` (default: the process's arguments); the exit status."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # nobody reads the rest: stop quietly, and keep the interpreter's final flush from failing again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
-        return int(args.handler(args))
+        status = int(args.handler(args))
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        return status
     except GpuledgerError as exc:
         if context := getattr(exc, "context", None):
             print(f"gpuledger: {context}", file=sys.stderr)
         print(f"gpuledger: error: {environment_failure(exc, _home_of(args)) or exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        raise
     except Exception as exc:
         # the machine ran out of something: one line; anything else is a bug and keeps its traceback
         if failure := environment_failure(exc, _home_of(args)):
@@ -55,21 +91,60 @@ def _home_of(args: argparse.Namespace) -> Path | None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="gpuledger", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="gpuledger",
+        description=_wrapped(DESCRIPTION),
+        epilog="Start with the demo, then look around:\n  gpuledger demo --home .home\n  gpuledger status --home .home",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"gpuledger {version('gpuledger')}")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
-    demo = commands.add_parser("demo", help="generate sample exports and run the whole pipeline on them")
-    demo.add_argument("--home", help=HOME_HELP)
+    def command(name: str, summary: str, description: str, example: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(
+            name,
+            help=summary,
+            description=_wrapped(description),
+            epilog=f"Example:\n  {example}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        sub.add_argument("--home", help=HOME_HELP)
+        return sub
+
+    demo = command(
+        "demo",
+        "generate sample exports and run the whole pipeline on them",
+        "Write sample billing exports (AWS CUR 2.0 and CUR 1, Azure, GCP, a CoreWeave FOCUS file) and GPU telemetry"
+        " of a fictional ML company into the home, run the pipeline on them, and write the chargeback reports of"
+        " the closed month.",
+        "gpuledger demo --home .home",
+    )
     demo.set_defaults(handler=_demo)
 
-    run = commands.add_parser("run", help="run the pipeline (through Dagster) on the configured sources")
-    run.add_argument("--home", help=HOME_HELP)
+    run = command(
+        "run",
+        "run the pipeline on the configured sources",
+        "What the nightly schedule does: pull the remote sources, load every delivery, split the cost per team"
+        " and job, and publish analyst.duckdb; prints the showback per team. Exit 3 when a delivery is held for"
+        " review.",
+        "gpuledger run --home .home",
+    )
     run.set_defaults(handler=_run)
 
-    imp = commands.add_parser("import", help="ingest export files or folders, replacing their slices")
+    imp = command(
+        "import",
+        "ingest export files or folders, replacing their slices",
+        "Load billing export files or folders you downloaded, replacing the months and accounts they deliver;"
+        " prints the rows and totals per slice. Exit 3 when a delivery is held for review.",
+        "gpuledger import ~/Downloads/cur2-export --home .home --format aws-cur2",
+    )
     imp.add_argument("paths", nargs="+", type=Path, metavar="PATH")
-    imp.add_argument("--home", help=HOME_HELP)
-    imp.add_argument("--format", default="auto", choices=("auto", *FORMATS))
+    imp.add_argument(
+        "--format",
+        default="auto",
+        choices=("auto", *FORMATS),
+        help="the export's format (default: told from the files' columns)",
+    )
     imp.add_argument(
         "--source",
         help="the source the files are a delivery of (default: the configured source whose folder holds them, else"
@@ -82,15 +157,23 @@ def _parser() -> argparse.ArgumentParser:
     )
     imp.set_defaults(handler=_import)
 
-    accept = commands.add_parser(
-        "accept", help="publish deliveries held for review (see `gpuledger status`), then run the pipeline"
+    accept = command(
+        "accept",
+        "publish deliveries held for review, then run the pipeline",
+        "Publish deliveries that were loaded but held for review (`gpuledger status` lists them with why), then"
+        " run the pipeline.",
+        "gpuledger accept aws-cur2:012345678901:2026-11:33741432:ae84c50cced8 --home .home",
     )
     accept.add_argument("deliveries", nargs="+", metavar="DELIVERY_ID")
-    accept.add_argument("--home", help=HOME_HELP)
     accept.set_defaults(handler=_accept)
 
-    sync = commands.add_parser("sync", help="pull new deliveries of the remote sources ([sources.s3], ...)")
-    sync.add_argument("--home", help=HOME_HELP)
+    sync = command(
+        "sync",
+        "pull new deliveries of the remote sources",
+        "Download new deliveries of the sources configured with [sources.s3], [sources.azure_blob],"
+        " [sources.azure_cost_details] or [sources.bigquery] into <home>/landing/ (`gpuledger run` syncs first too).",
+        "gpuledger sync --home .home --source helios-cur2",
+    )
     sync.add_argument("--source", help="only this source")
     sync.add_argument("--month", help="only this billing month YYYY-MM")
     sync.add_argument(
@@ -100,40 +183,78 @@ def _parser() -> argparse.ArgumentParser:
     )
     sync.set_defaults(handler=_sync)
 
-    status = commands.add_parser("status", help="the sources: what was pulled and loaded, and when")
-    status.add_argument("--home", help=HOME_HELP)
+    status = command(
+        "status",
+        "what was pulled, loaded and published, and the billing months",
+        "Per source: deliveries pulled and loaded, the newest period, freshness; repaired values; billing months"
+        " and their statements; the last run and publish. Exit 1 when the last run or publish failed, 3 when a"
+        " delivery is held for review.",
+        "gpuledger status --home .home",
+    )
     status.set_defaults(handler=_status)
 
-    export = commands.add_parser("export-focus", help="write FOCUS rows to a Parquet file")
-    export.add_argument("--home", help=HOME_HELP)
-    export.add_argument("--out", required=True, type=Path, metavar="FILE.parquet")
-    export.add_argument("--provider", help="ProviderName to export (e.g. AWS)")
+    export = command(
+        "export-focus",
+        "write FOCUS rows to a Parquet or CSV file",
+        "Write the FOCUS 1.2 rows, optionally of one provider and billing month, to a file: Parquet (typed:"
+        " DECIMAL costs, UTC timestamps) or CSV, chosen by the file's extension.",
+        "gpuledger export-focus --home .home --out focus.parquet --provider aws --month 2026-11",
+    )
+    export.add_argument("--out", required=True, type=Path, metavar="FILE", help="FILE.parquet or FILE.csv")
+    export.add_argument(
+        "--provider",
+        help=f"a provider ({', '.join(PROVIDERS)}) or a FOCUS ProviderName (AWS, Microsoft, Google Cloud, ...),"
+        " in any case",
+    )
     export.add_argument("--month", help="billing month YYYY-MM")
     export.set_defaults(handler=_export_focus)
 
-    report = commands.add_parser("report", help="issue a closed month's chargeback and write its reports")
-    report.add_argument("--home", help=HOME_HELP)
+    report = command(
+        "report",
+        "issue a closed month's chargeback and write its reports",
+        "Issue the chargeback statement of a closed billing month if it never was, and write its reports (HTML,"
+        " PDF, CSV and XLSX per team) to <home>/reports/<month>/v<version>/.",
+        "gpuledger report --home .home --month 2026-10",
+    )
     report.add_argument("--month", required=True, help="billing month YYYY-MM (closed)")
     report.add_argument("--team", help="only this team (with the company summary)")
     report.add_argument(
         "--issue", action="store_true", help="issue a new version if the figures changed since the latest one"
     )
     report.set_defaults(handler=_report)
+
+    sql = command(
+        "sql",
+        "query the published analyst.duckdb (read-only)",
+        "Open <home>/analyst.duckdb read-only: in the DuckDB CLI when `duckdb` is on PATH, else in a Python prompt"
+        " with `con` connected; --query runs one query and prints its result.",
+        f"gpuledger sql --home .home --query {shlex.quote(EXAMPLE_QUERY)}",
+    )
+    sql.add_argument("--query", help="run this SQL and print the result, instead of opening a prompt")
+    sql.set_defaults(handler=_sql)
     return parser
 
 
+def _wrapped(text: str) -> str:
+    """A description wrapped as argparse would (its raw formatter keeps the examples' line breaks, and these)."""
+    return textwrap.fill(text, width=min(100, shutil.get_terminal_size().columns - 2))
+
+
 def _demo(args: argparse.Namespace) -> int:
-    from gpuledger.chargeback.months import CLOSED, month_states
+    from gpuledger.chargeback.months import CLOSED, ISSUED, month_states
     from gpuledger_demo.setup import write_demo_home
+    from pipelines.runner import close_month
 
     home = resolve_home(args.home)
+    _progress(f"Writing sample exports and GPU telemetry to {home} ...")
     write_demo_home(home)
     status = _run(args, home)
     with closing(open_warehouse(home)) as con:
-        closed = [m.month for m in month_states(con) if m.state == CLOSED]
-    for month in closed:  # the demo issues its closed months and writes their reports
+        closed = {m.month: m.state == CLOSED for m in month_states(con) if m.state in (CLOSED, ISSUED)}
+    for month, unissued in closed.items():  # the demo closes its closed months through Dagster (issue once)
         print()
-        _print_report(home, month, None, issue=False)
+        close_month(home, month)
+        _print_report(home, month, None, issue=False, issued_by_close=unissued)
     return status
 
 
@@ -141,29 +262,35 @@ def _report(args: argparse.Namespace) -> int:
     if not _MONTH.fullmatch(args.month):
         print(f"gpuledger: --month {args.month!r} is not YYYY-MM", file=sys.stderr)
         return 2
-    _print_report(resolve_home(args.home), args.month, args.team, issue=args.issue)
+    _print_report(_existing_home(args, WAREHOUSE_FILE), args.month, args.team, issue=args.issue)
     return 0
 
 
 _MONTH = re.compile(r"\d{4}-(0[1-9]|1[0-2])")
 
 
-def _print_report(home: Path, month: str, team: str | None, *, issue: bool) -> None:
+def _print_report(home: Path, month: str, team: str | None, *, issue: bool, issued_by_close: bool = False) -> None:
+    """Write (and with ``issue``, issue) a month's reports and say where; ``issued_by_close``: the month close just
+    issued the version shown."""
     from gpuledger.reports.report import report_month
 
+    _progress(f"Rendering the chargeback reports of {month} (HTML, PDF, CSV, XLSX) ...")
     report = report_month(home, month, team=team, issue=issue)
-    done = "issued now" if report.issued_now else "issued before"
-    print(f"Chargeback {report.month} version {report.version} ({done}): reports in {report.folder}/")
+    issued_now = report.issued_now or issued_by_close
+    print(
+        f"Chargeback {report.month} version {report.version} ({'issued now' if issued_now else 'issued before'})"
+        f": reports in {report.folder}/"
+    )
     for path in report.files:
         print(f"  {path}")
-    if report.issued_now and report.publish_refused is None:
+    if issued_now and report.publish_refused is None:
         print(f"  analysts see version {report.version}: the analyst file was published again")
     if report.publish_refused:
         print(f"  warning: issued, but the analyst file was not published again: {report.publish_refused}")
     if report.pending_adjustments:
         print(
             f"  note: {report.pending_adjustments} adjustment(s): figures changed since version {report.version}"
-            f" (a restatement); `gpuledger report --home {home} --month {month} --issue` issues the next version"
+            f" (a restatement); to issue the next version: {_hint(home, 'report', '--month', month, '--issue')}"
         )
 
 
@@ -172,7 +299,8 @@ def _run(args: argparse.Namespace, home: Path | None = None) -> int:
     from gpuledger.publish.snapshot import ANALYST_FILE, PUBLISHED_FOLDER
     from pipelines.runner import run_pipeline
 
-    home = home or resolve_home(args.home)
+    home = home or _existing_home(args, CONFIG_FILE, WAREHOUSE_FILE)
+    _progress(f"Running the pipeline on {home} through Dagster ...")
     with show_progress(sys.stderr):  # the run syncs the remote sources first
         outcome = run_pipeline(home)
     partitions = outcome.partitions
@@ -187,39 +315,116 @@ def _run(args: argparse.Namespace, home: Path | None = None) -> int:
             " round(gpu_hours, 1), completed_runs, coalesce(CAST(round(cost_per_completed_run, 2) AS VARCHAR), '-')"
             " FROM showback.team_month ORDER BY 1, 2, 3"
         ).fetchall()
+        no_telemetry = _gpu_cost_without_telemetry(con, load_config(home))
     print(f"Ran {len(partitions)} partition(s) through Dagster: {', '.join(f'{p} {m}' for m, p in partitions)}")
     print(_table(["provider", "billing account", "month", "currency", "rows", "billed", "effective"], slices))
     print("\nShowback per team (EffectiveCost; idle share of the team's cost):")
     print(_table(["month", "team", "currency", "total", "idle", "GPU-hours", "runs done", "per run"], teams))
+    if no_telemetry:
+        print("\n".join(["", *no_telemetry]))
     analyst = home / ANALYST_FILE
     print(f"\nResults in {analyst} (published for analysts; open it read-only):")
     print("  focus.costs (FOCUS 1.2), allocation.cost_split, showback.team_month, showback.job_costs,")
-    print("  showback.idle_by_hour_of_week, showback.team_month_reporting, meta.months, chargeback.*, views.*")
-    print(  # a command line to copy, not SQL run here
-        f"  query:  {sys.executable} -c \"import duckdb; duckdb.connect('{analyst}', read_only=True)"  # noqa: S608
-        f".sql('SELECT * FROM views.cost_by_team_month_category').show()\""
-    )
+    print("  showback.user_month, showback.idle_by_hour_of_week, showback.team_month_reporting, meta.months,")
+    print("  chargeback.*, ref.gpu_models, ref.gpu_instances, views.* (rounded to cents; e.g. views.completed_runs,")
+    print("  views.idle_by_instance)")
+    print(f"  SQL prompt: {_hint(home, 'sql')}")
+    print(f"  one query:  {_hint(home, 'sql', '--query', EXAMPLE_QUERY)}")
+    print(f"  Python:     {_python_query(analyst, EXAMPLE_QUERY)}")
     print(f"  Parquet: {home / PUBLISHED_FOLDER / 'focus'}/ProviderName=*/billing_month=*/*.parquet")
-    print(f"  pipeline warehouse: {home / WAREHOUSE_FILE}; status: gpuledger status --home {home}")
+    print(f"  pipeline warehouse: {home / WAREHOUSE_FILE}")
+    print(f"  status:     {_hint(home, 'status')}")
     print(f"  Dagster run history: {os.environ.get('DAGSTER_HOME') or home / 'dagster'}")
-    _print_held(outcome.held)
+    _print_held(outcome.held, home)
     return EXIT_HELD if outcome.held else 0
 
 
-def _print_held(held: dict[str, list[str]]) -> None:
+def _gpu_cost_without_telemetry(con: duckdb.DuckDBPyConnection, config: Config) -> list[str]:
+    """One warning per billing month and currency with GPU instances billed when no telemetry source is configured:
+    the split has no job to give their time to, so all of it is idle."""
+    if config.telemetry:
+        return []
+    rows = con.execute(load_sql("allocation/gpu_cost_without_telemetry.sql")).fetchall()
+    return [
+        f"warning: {month} {currency}: {instances} GPU instance{'' if instances == 1 else 's'} billed"
+        f" {Decimal(cost):,.2f} (EffectiveCost) but no telemetry source is configured: their cost is idle (no job)"
+        " until one is ([[telemetry]] in gpuledger.toml)"
+        for month, currency, instances, cost in rows
+    ]
+
+
+def _print_held(held: dict[str, list[str]], home: Path) -> None:
     if not held:
         return
-    print("\nHeld for review (loaded and checked, not published; `gpuledger accept DELIVERY_ID` publishes one):")
+    print("\nHeld for review (loaded and checked, not published; accepting one publishes it):")
     for delivery_id, reasons in held.items():
         print(f"  {delivery_id}")
         print("\n".join(f"    {reason}" for reason in reasons))
+        print(f"    to accept: {_hint(home, 'accept', delivery_id)}")
+
+
+def _progress(line: str) -> None:
+    """Say what a long step is doing before it starts, as the pipeline's stages do (stderr is for errors)."""
+    print(line, flush=True)
+
+
+def _existing_home(args: argparse.Namespace, *readable: str) -> Path:
+    """The home, when it holds one of ``readable`` (files of a home) for the command to read; else one line naming
+    the home, how it was chosen and how to get one, and nothing is created."""
+    choice = locate_home(args.home)
+    if any((choice.path / name).exists() for name in readable):
+        return choice.path
+    raise GpuledgerError(
+        f"{choice.path} ({choice.chosen_by}) holds no {_either(readable)}: choose the home with --home DIR or"
+        f" $GPULEDGER_HOME, or write the demo's there: {_hint(choice.path, 'demo')}"
+    )
+
+
+def _either(names: Sequence[str]) -> str:
+    return " or ".join(names) if len(names) < 3 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+def _hint(home: Path, *words: str) -> str:
+    """The command line ``gpuledger WORDS... --home HOME`` as it works pasted into a shell in the current folder:
+    ``gpuledger`` when the shell finds this one, else its path."""
+    script = Path(sys.executable).parent / "gpuledger"
+    on_path = shutil.which("gpuledger")
+    if on_path and script.exists() and Path(on_path).resolve() == script.resolve():
+        program = "gpuledger"
+    elif script.exists():
+        program = _shell_path(script)
+    else:  # not installed as a console script (python -m pipelines.cli)
+        program = f"{_shell_path(Path(sys.executable))} -m pipelines.cli"
+    command, *rest = words
+    return " ".join([program, command, "--home", _shell_path(home), *map(shlex.quote, rest)])
+
+
+def _python_query(database: Path, query: str) -> str:
+    """A shell command printing ``query``'s result from ``database`` opened read-only, with this Python."""
+    # json.dumps writes valid Python string literals; the connection is kept in a name so it stays open
+    program = (
+        f"import duckdb; con = duckdb.connect({json.dumps(str(_from_here(database)))}, read_only=True);"
+        f" con.sql({json.dumps(query)}).show()"
+    )
+    return f"{_shell_path(Path(sys.executable))} -c {shlex.quote(program)}"
+
+
+def _shell_path(path: Path) -> str:
+    """``path`` for a shell in the current folder, quoted."""
+    return shlex.quote(str(_from_here(path)))
+
+
+def _from_here(path: Path) -> Path:
+    """``path`` relative to the current folder when below it (``.venv/bin/gpuledger``), else absolute."""
+    absolute = path if path.is_absolute() else Path.cwd() / path
+    return absolute.relative_to(Path.cwd()) if absolute.is_relative_to(Path.cwd()) else absolute
 
 
 def _sync(args: argparse.Namespace) -> int:
     from connectors.progress import show_progress
     from connectors.sync import remote_sources, sync_source
 
-    home = resolve_home(args.home)
+    home = _existing_home(args, CONFIG_FILE)
     if args.backfill and (args.source is None or args.month is None):
         print("gpuledger: --backfill needs --source NAME and --month YYYY-MM", file=sys.stderr)
         return 2
@@ -246,8 +451,8 @@ def _sync(args: argparse.Namespace) -> int:
         if unmapped := [p for p in result.linked_projects if p not in config.allocation.account_teams]:
             print(f"  warning: linked project(s) with no team in [teams] accounts: {', '.join(unmapped)}")
     if not sources:
-        print("no remote sources configured ([sources.s3], [sources.azure_blob], [sources.azure_cost_details] or"
-              " [sources.bigquery] in gpuledger.toml)")  # fmt: skip
+        print(f"no remote sources configured ([sources.s3], [sources.azure_blob], [sources.azure_cost_details] or"
+              f" [sources.bigquery]) in {home / CONFIG_FILE}")  # fmt: skip
     return 0
 
 
@@ -257,10 +462,12 @@ def _status(args: argparse.Namespace) -> int:
     from models.landing import read_ledger
     from pipelines.runner import last_run
 
-    home = resolve_home(args.home)
+    home = _existing_home(args, CONFIG_FILE, WAREHOUSE_FILE, ANALYST_FILE)
+    config = load_config(home)
     loaded: dict[str, tuple[int, object, datetime | None]] = {}
     repairs: dict[str, str] = {}
     held: dict[str, list[str]] | None = None
+    no_telemetry: list[str] = []
     warehouse = home / WAREHOUSE_FILE
     if warehouse.exists():
         try:
@@ -276,6 +483,7 @@ def _status(args: argparse.Namespace) -> int:
                     " USING (delivery_id) GROUP BY ALL ORDER BY ALL"
                 ).fetchall()
                 held = {d: [h.describe() for h in holds] for d, holds in held_deliveries(con).items()}
+                no_telemetry = _gpu_cost_without_telemetry(con, config)
             loaded = {str(name): (count, period, at) for name, count, period, at in rows}
             for name, change, count in repaired:
                 repairs[str(name)] = ", ".join(filter(None, [repairs.get(str(name)), f"{change} {count:,}"]))
@@ -283,7 +491,7 @@ def _status(args: argparse.Namespace) -> int:
             print(f"warehouse not readable now ({describe_error(exc)}): showing pulled deliveries only")
     stale_before = datetime.now(UTC) - timedelta(hours=STALE_AFTER_HOURS)
     table = []
-    for source in load_config(home).sources:
+    for source in config.sources:
         pulled = read_ledger(source.remote.landing) if source.remote else []
         mine = [e for e in pulled if e.source == source.name]
         last = mine[-1] if mine else None  # the ledger lists deliveries oldest first
@@ -304,7 +512,9 @@ def _status(args: argparse.Namespace) -> int:
         )
     header = ["source", "format", "from", "last pulled", "pulled", "loaded", "newest period", "last loaded",
               f"new in {STALE_AFTER_HOURS}h"]  # fmt: skip
-    print(_table(header, table) if table else f"no sources configured in {home}")
+    print(_table(header, table) if table else f"no sources configured in {home / CONFIG_FILE}")
+    if no_telemetry:
+        print("\n".join(["", *no_telemetry]))
     if repairs:
         print("\nRepaired values in the loaded deliveries (x_SourceChanges, rows):")
         print("\n".join(f"  {name}: {changes}" for name, changes in sorted(repairs.items())))
@@ -338,7 +548,7 @@ def _status(args: argparse.Namespace) -> int:
         if held is None:  # the warehouse is busy: what the last run held
             held = run.get("held") or {}
     if held:
-        _print_held(held)
+        _print_held(held, home)
         status = status or EXIT_HELD
     attempt = last_attempt(home)
     if attempt is None:
@@ -371,7 +581,7 @@ def _import(args: argparse.Namespace) -> int:
             deliveries += found
         for delivery in deliveries:
             result = load_delivery(con, _as_source(delivery, config, args.source), rules)
-            _print_load(result)
+            _print_load(result, home)
             held = held or result.held
     return EXIT_HELD if held else 0
 
@@ -405,7 +615,7 @@ def _as_source(delivery: Delivery, config: Config, name: str | None) -> Delivery
 
 
 def _accept(args: argparse.Namespace) -> int:
-    home = resolve_home(args.home)
+    home = _existing_home(args, WAREHOUSE_FILE)
     with exclusive_run(home), closing(open_warehouse(home)) as con:
         for delivery_id in args.deliveries:
             for hold in accept_delivery(con, delivery_id):
@@ -413,9 +623,10 @@ def _accept(args: argparse.Namespace) -> int:
     return _run(args, home)
 
 
-def _print_load(result: LoadResult) -> None:
+def _print_load(result: LoadResult, home: Path) -> None:
     if result.held:
-        print(f"{result.delivery_id}: held for review, not published (`gpuledger accept {result.delivery_id}`)")
+        accept = _hint(home, "accept", result.delivery_id)
+        print(f"{result.delivery_id}: held for review, not published; to accept: {accept}")
         for hold in result.holds:
             print(f"  {hold.describe()}")
     else:
@@ -445,14 +656,70 @@ def _slice_row(s: SliceTotal) -> tuple[object, ...]:
 
 
 def _export_focus(args: argparse.Namespace) -> int:
-    home = resolve_home(args.home)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    params = {"provider": args.provider, "month": args.month, "out": str(args.out)}
-    with closing(open_warehouse(home)) as con:
+    suffix = args.out.suffix.lower()
+    if suffix not in _EXPORT_FORMATS:
+        print(f"gpuledger: --out {args.out}: name a .parquet or a .csv file", file=sys.stderr)
+        return 2
+    if args.month is not None and not _MONTH.fullmatch(args.month):
+        print(f"gpuledger: --month {args.month!r} is not YYYY-MM", file=sys.stderr)
+        return 2
+    file_format, compression = _EXPORT_FORMATS[suffix]
+    with closing(_read_warehouse(_existing_home(args, WAREHOUSE_FILE))) as con:
+        if args.provider is not None and args.provider.casefold() not in map(str.casefold, known := _providers(con)):
+            print(f"gpuledger: --provider {args.provider!r} is none of {', '.join(known)}", file=sys.stderr)
+            return 2
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        params = {
+            "provider": args.provider,
+            "month": args.month,
+            "out": str(args.out),
+            "format": file_format,
+            "compression": compression,
+        }
         # COPY streams to the file (a relation with bound parameters would be held in memory whole)
-        con.execute(load_sql("publish/export_focus.sql"), params)
-        count = con.execute("SELECT count(*) FROM read_parquet($out)", {"out": str(args.out)}).fetchone()
-    print(f"wrote {count[0] if count else 0} FOCUS rows to {args.out}")
+        written = con.execute(load_sql("publish/export_focus.sql"), params).fetchone()
+    print(f"wrote {written[0] if written else 0} FOCUS rows to {args.out}")
+    return 0
+
+
+def _providers(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """What --provider may name: the provider keys, their ProviderNames and every ProviderName stored."""
+    stored = [
+        str(name) for (name,) in con.execute("SELECT DISTINCT ProviderName FROM focus.costs ORDER BY 1").fetchall()
+    ]
+    return list(dict.fromkeys([*PROVIDERS, *(p.name for p in PROVIDERS.values() if p.name), *stored]))
+
+
+def _read_warehouse(home: Path) -> duckdb.DuckDBPyConnection:
+    """The warehouse opened read-only (nothing created or migrated); a run writing it makes this one line."""
+    try:
+        return connect(home / WAREHOUSE_FILE, read_only=True)
+    except duckdb.IOException as exc:
+        raise GpuledgerError(f"{home / WAREHOUSE_FILE} is being written (a run?): {describe_error(exc)}") from None
+
+
+def _sql(args: argparse.Namespace) -> int:
+    from gpuledger.publish.snapshot import ANALYST_FILE
+
+    analyst = _existing_home(args, ANALYST_FILE) / ANALYST_FILE
+    if args.query is None and (duckdb_cli := shutil.which("duckdb")):
+        return subprocess.run([duckdb_cli, "-readonly", str(analyst)], check=False).returncode
+    # the pipeline swaps in a new file by renaming it: this connection keeps the snapshot it opened
+    with closing(duckdb.connect(str(analyst), read_only=True)) as con:
+        if args.query is None:
+            code.interact(
+                banner=f"con: {analyst}, opened read-only. Try: con.sql({EXAMPLE_QUERY!r}).show()\n"
+                "(the DuckDB CLI gives a SQL prompt here instead: pip install duckdb-cli)",
+                local={"con": con, "duckdb": duckdb},
+                exitmsg="",
+            )
+            return 0
+        try:
+            result = con.sql(args.query)
+        except duckdb.Error as exc:
+            raise GpuledgerError(f"--query: {describe_error(exc)}") from None
+        if result is not None:  # a statement without a result (SET) prints nothing
+            result.show(max_rows=sys.maxsize, max_width=sys.maxsize)  # every row and column, as the DuckDB CLI draws
     return 0
 
 

@@ -177,6 +177,8 @@ def deliveries_from_paths(con: duckdb.DuckDBPyConnection, paths: list[Path], fmt
     for path in paths:
         if not path.exists():
             raise InputError(path, "no such file or folder")
+        if path.is_dir():
+            _refuse_other_layout(path, fmt)
         if path.is_file():
             loose.append(path)
         elif _is_azure_export(path, fmt):
@@ -195,6 +197,46 @@ def deliveries_from_paths(con: duckdb.DuckDBPyConnection, paths: list[Path], fmt
         loose_format = fmt if fmt != "auto" else _single_format(con, loose)
         deliveries.append(Delivery(source_format=loose_format, files=tuple(loose)))
     return deliveries
+
+
+# The export layouts a folder may have by its own marks (manifests, folder names), and what that looks like.
+_AZURE_EXPORT: tuple[Layout, ...] = ("azure-cost-export", "azure-focus-export")  # same runs and manifests
+_LOOKS_LIKE: dict[tuple[Layout, ...], str] = {
+    ("cur1",): "an AWS CUR 1 report (period folders like 20261101-20261201 with <report>-Manifest.json)",
+    ("data-export",): "an AWS Data Export (data/BILLING_PERIOD=YYYY-MM/ with metadata/ manifests)",
+    _AZURE_EXPORT: "an Azure Cost Management export (date-range folders with run manifests)",
+    ("bigquery",): "a BigQuery billing export extract (invoice_month=YYYYMM/export_time=... folders)",
+}
+
+
+def _refuse_other_layout(folder: Path, fmt: str) -> None:
+    """An explicit ``fmt`` whose deliveries never come laid out as ``folder`` is: refused, saying what it looks like,
+    instead of reading one export's files as another's (CUR 2.0 files relabelled as CUR 1)."""
+    layouts = () if fmt == "auto" else _export_layouts(folder, fmt)
+    if not layouts or set(layouts) & set(FORMATS[fmt].layouts):
+        return
+    fitting = [name for name, f in FORMATS.items() if set(layouts) & set(f.layouts)]
+    raise InputError(
+        folder,
+        f"looks like {_LOOKS_LIKE[layouts]}, which is no {fmt} delivery; pass --format"
+        f" {' or '.join([', '.join(fitting[:-1]), fitting[-1]] if len(fitting) > 1 else fitting)}, or leave it out",
+    )
+
+
+def _export_layouts(folder: Path, fmt: str) -> tuple[Layout, ...]:
+    """The export layouts ``folder`` may have; none for loose files and month folders. Only an Azure export without
+    manifests looks like a CUR 1 report: an Azure ``fmt`` takes it as Azure's, as discovery does."""
+    if _is_azure_export(folder, fmt) or (
+        azure_exports.looks_like_export(folder) and azure_exports.has_azure_manifest(folder)
+    ):
+        return _AZURE_EXPORT
+    if exports.is_cur1_report(folder):
+        return ("cur1",)
+    if gcp_exports.is_table(folder) or gcp_exports.is_dataset(folder):
+        return ("bigquery",)
+    if exports.is_data_export(folder):
+        return ("data-export",)
+    return ()
 
 
 def _is_azure_export(path: Path, fmt: str) -> bool:

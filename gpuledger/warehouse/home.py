@@ -6,21 +6,50 @@ import fcntl
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
 
 from gpuledger.warehouse.database import WAREHOUSE_FILE, connect, ensure_schema
+from models.config import CONFIG_FILE
 from models.errors import GpuledgerError
 
+HOME_ENV = "GPULEDGER_HOME"
+LOCAL_HOME = ".home"
+"""The home ``make demo`` writes in the checkout: used when the current folder holds one with a configuration."""
 DEFAULT_HOME = Path.home() / ".local" / "share" / "gpuledger"
 
 
+@dataclass(frozen=True)
+class HomeChoice:
+    """The home a command works in, and why that one (printed whenever it holds nothing)."""
+
+    path: Path
+    chosen_by: str
+    """How it was chosen, as text: "from --home", "from $GPULEDGER_HOME", ..."""
+
+
+def locate_home(home: str | Path | None) -> HomeChoice:
+    """``--home``, else ``$GPULEDGER_HOME``, else ``./.home`` when it holds a gpuledger.toml, else
+    ``~/.local/share/gpuledger`` (docs/decisions/0013)."""
+    if home:
+        return HomeChoice(_absolute(home), "from --home")
+    if from_env := os.environ.get(HOME_ENV):
+        return HomeChoice(_absolute(from_env), f"from ${HOME_ENV}")
+    if (Path.cwd() / LOCAL_HOME / CONFIG_FILE).is_file():
+        return HomeChoice(_absolute(LOCAL_HOME), f"./{LOCAL_HOME} of the current folder")
+    return HomeChoice(_absolute(DEFAULT_HOME), f"the default: no --home, ${HOME_ENV} or ./{LOCAL_HOME}/{CONFIG_FILE}")
+
+
 def resolve_home(home: str | Path | None) -> Path:
-    """``--home``, else ``$GPULEDGER_HOME``, else ``~/.local/share/gpuledger``."""
-    chosen = home or os.environ.get("GPULEDGER_HOME") or DEFAULT_HOME
-    return Path(chosen).expanduser().resolve()
+    """The path :func:`locate_home` chooses."""
+    return locate_home(home).path
+
+
+def _absolute(path: str | Path) -> Path:
+    return Path(path).expanduser().resolve()
 
 
 RUN_LOCK_FILE = ".gpuledger-run.lock"

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import shlex
+import shutil
+import subprocess
+import sys
 from decimal import Decimal
+from importlib.metadata import version
+from pathlib import Path
 
 import duckdb
+import pytest
 
-from pipelines.cli import main
+from pipelines.cli import EXIT_BROKEN_PIPE, main
 from tests.fixtures.cur_cases import EXPECTED_BILLED, EXPECTED_EFFECTIVE, PAYER, every_line_item_type, write_cur1_csv
 
 
@@ -50,3 +58,223 @@ def test_unrecognisable_file_asks_for_a_format(home, tmp_path, capsys):
     other.write_text("a,b\n1,2\n")
     assert main(["import", str(other), "--home", str(home)]) == 1
     assert "pass --format" in capsys.readouterr().err
+
+
+GPULEDGER = Path(sys.executable).parent / "gpuledger"
+"""The console script of this environment, as `make install` makes it."""
+
+
+def _printed_commands(output: str) -> list[str]:
+    """Every command line the output offers to run: what follows a label's ": " when it starts with a gpuledger or
+    python executable."""
+    commands = []
+    for line in output.splitlines():
+        _, colon, rest = line.rpartition(": ")
+        words = shlex.split(rest) if colon else []
+        if words and (Path(words[0]).name == "gpuledger" or Path(words[0]).name.startswith("python")):
+            commands.append(rest)
+    return commands
+
+
+def test_every_command_the_demo_prints_runs_as_printed(demo_run):
+    home, output = demo_run
+    commands = _printed_commands(output)
+    subcommands = {shlex.split(c)[1] for c in commands}
+    assert {"sql", "status", "-c"} <= subcommands, commands
+    for command in commands:
+        # pasted into a shell in the folder the demo ran in; an interactive prompt ends at the end of its input
+        done = subprocess.run(
+            command, shell=True, cwd=Path.cwd(), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, (command, done.stderr)
+        assert "Traceback" not in done.stderr, (command, done.stderr)
+        if "cost_by_team_month_category" in command:
+            assert "llm-pretrain" in done.stdout, command
+    assert str(home) in output
+
+
+def test_hints_name_the_running_gpuledger_unless_the_shell_finds_it(tmp_path):
+    empty = tmp_path / "nothing-here"
+    env_without = os.environ | {"PATH": "/usr/bin:/bin"}
+    env_with = os.environ | {"PATH": f"{GPULEDGER.parent}:/usr/bin:/bin"}
+    for env, program in ((env_without, str(GPULEDGER)), (env_with, "gpuledger")):
+        done = subprocess.run(
+            [GPULEDGER, "status", "--home", str(empty)], cwd=tmp_path, env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 1
+        hint = done.stderr.strip().rpartition(": ")[2]
+        assert hint == f"{program} demo --home nothing-here", done.stderr
+        assert shutil.which(shlex.split(hint)[0], path=env["PATH"]) is not None  # the shell finds what it names
+    assert not empty.exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["status"],
+        ["report", "--month", "2026-10"],
+        ["export-focus", "--out", "x.parquet"],
+        ["sql", "--query", "SELECT 1"],
+        ["accept", "some-delivery"],
+        ["run"],
+        ["sync"],
+    ],
+)
+def test_a_command_on_an_empty_home_names_it_and_creates_nothing(tmp_path, capsys, monkeypatch, command):
+    monkeypatch.delenv("GPULEDGER_HOME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    empty = tmp_path / "empty"
+    assert main([*command, "--home", str(empty)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"gpuledger: error: {empty} (from --home) holds no ") and err.count("\n") == 1
+    assert not empty.exists() and not (tmp_path / "x.parquet").exists()
+
+
+def test_version_and_help_speak_to_users(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.strip() == f"gpuledger {version('gpuledger')}"
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    overview = capsys.readouterr().out
+    assert "contract" not in overview and "FOCUS 1.2" in overview
+    for command in ("demo", "run", "import", "accept", "sync", "status", "export-focus", "report", "sql"):
+        assert f"    {command}" in overview
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        text = capsys.readouterr().out
+        assert f"Example:\n  gpuledger {command} " in text, command
+
+
+def test_a_closed_pipe_ends_quietly_with_141(demo_home):
+    reader = subprocess.Popen(
+        [GPULEDGER, "status", "--home", str(demo_home)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert reader.stdout is not None and reader.stderr is not None
+    reader.stdout.close()  # before it writes: `| head -0`
+    assert reader.wait(timeout=120) == EXIT_BROKEN_PIPE
+    assert reader.stderr.read() == b""
+
+
+@pytest.mark.parametrize(
+    ("provider", "names"),
+    [
+        ("aws", ["AWS"]),
+        ("AWS", ["AWS"]),
+        ("azure", ["Microsoft"]),
+        ("microsoft", ["Microsoft"]),
+        ("gcp", ["Google Cloud"]),
+        ("Google Cloud", ["Google Cloud"]),
+        ("focus", ["CoreWeave"]),  # the FOCUS files of other providers
+        ("coreweave", ["CoreWeave"]),
+    ],
+)
+def test_export_focus_takes_provider_keys_and_names(demo_home, tmp_path, capsys, provider, names):
+    out = tmp_path / "rows.parquet"
+    assert main(["export-focus", "--home", str(demo_home), "--out", str(out), "--provider", provider]) == 0
+    exported = duckdb.sql(f"SELECT DISTINCT ProviderName, count(*) OVER () FROM '{out}'").fetchall()
+    with duckdb.connect(str(demo_home / "analyst.duckdb"), read_only=True) as analyst:
+        (stored,) = analyst.execute(
+            "SELECT count(*) FROM focus.costs WHERE list_contains($names, ProviderName)", {"names": names}
+        ).fetchone()
+    assert [name for name, _ in exported] == names and exported[0][1] == stored
+    assert capsys.readouterr().out == f"wrote {stored} FOCUS rows to {out}\n"
+
+
+def test_export_focus_refuses_an_unknown_provider_and_format_with_one_line(demo_home, tmp_path, capsys):
+    out = tmp_path / "rows.parquet"
+    assert main(["export-focus", "--home", str(demo_home), "--out", str(out), "--provider", "oracle"]) == 2
+    assert capsys.readouterr().err == (
+        "gpuledger: --provider 'oracle' is none of aws, azure, gcp, focus, AWS, Microsoft, Google Cloud, CoreWeave\n"
+    )
+    text = tmp_path / "rows.txt"
+    assert main(["export-focus", "--home", str(demo_home), "--out", str(text)]) == 2
+    assert capsys.readouterr().err == f"gpuledger: --out {text}: name a .parquet or a .csv file\n"
+    assert not out.exists() and not text.exists()
+
+
+def test_export_focus_writes_csv_by_the_extension(demo_home, tmp_path):
+    out = tmp_path / "rows.csv"
+    args = ["export-focus", "--home", str(demo_home), "--out", str(out), "--month", "2026-11", "--provider", "azure"]
+    assert main(args) == 0
+    with duckdb.connect(str(demo_home / "analyst.duckdb"), read_only=True) as analyst:
+        expected = analyst.execute(
+            "SELECT count(*), sum(BilledCost) FROM focus.costs"
+            " WHERE ProviderName = 'Microsoft' AND BillingPeriodStart >= TIMESTAMPTZ '2026-11-01'"
+        ).fetchone()
+    assert out.read_text(encoding="utf-8").startswith("AvailabilityZone,BilledCost,")
+    written = duckdb.sql(
+        f"SELECT count(*), sum(CAST(BilledCost AS DECIMAL(38, 10))) FROM read_csv('{out}', all_varchar = true)"
+    ).fetchone()
+    assert written == expected
+
+
+def test_sql_runs_one_query_on_the_analyst_file(demo_home, capsys):
+    query = "SELECT team, count(*) AS months FROM showback.team_month WHERE team = 'vision' GROUP BY team"
+    assert main(["sql", "--home", str(demo_home), "--query", query]) == 0
+    out = capsys.readouterr().out
+    assert "vision" in out and "months" in out
+    assert main(["sql", "--home", str(demo_home), "--query", "CREATE TABLE x (a INT)"]) == 1
+    assert "read-only" in capsys.readouterr().err
+
+
+def test_sql_without_the_duckdb_cli_opens_python_with_con(demo_home):
+    done = subprocess.run(
+        [GPULEDGER, "sql", "--home", str(demo_home)],
+        input="print(con.sql(\"SELECT count(*) FROM focus.costs WHERE ProviderName = 'AWS'\").fetchone())\n",
+        env=os.environ | {"PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    with duckdb.connect(str(demo_home / "analyst.duckdb"), read_only=True) as analyst:
+        (aws,) = analyst.execute("SELECT count(*) FROM focus.costs WHERE ProviderName = 'AWS'").fetchone()
+    assert done.returncode == 0, done.stderr
+    assert f"({aws},)" in done.stdout and "opened read-only" in done.stderr
+
+
+def test_gpu_instances_without_telemetry_are_warned_of_per_month_and_currency(home, tmp_path, capsys):
+    cur = write_cur1_csv(tmp_path / "downloads" / "cur.csv.gz", every_line_item_type())
+    assert main(["import", str(cur), "--home", str(home)]) == 0
+    with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
+        (instance_cost,) = con.execute(
+            "SELECT sum(EffectiveCost) FROM focus.costs WHERE ResourceId = 'i-0abc'"
+        ).fetchone()
+    capsys.readouterr()
+    assert main(["status", "--home", str(home)]) == 0
+    warnings = [line for line in capsys.readouterr().out.splitlines() if line.startswith("warning:")]
+    assert warnings == [
+        f"warning: 2026-11 USD: 1 GPU instance billed {instance_cost:,.2f} (EffectiveCost) but no telemetry source is"
+        " configured: their cost is idle (no job) until one is ([[telemetry]] in gpuledger.toml)"
+    ]
+    (home / "gpuledger.toml").write_text(
+        '[[telemetry]]\nname = "jobs"\nkind = "files"\ncluster = "c1"\njobs = "jobs.csv"\n', encoding="utf-8"
+    )
+    assert main(["status", "--home", str(home)]) == 0
+    assert "warning:" not in capsys.readouterr().out
+
+
+def test_the_demo_again_still_says_where_the_reports_are_and_what_it_is_doing(demo_copy, capsys):
+    assert main(["demo", "--home", str(demo_copy)]) == 0
+    captured = capsys.readouterr()
+    assert f"Chargeback 2026-10 version 1 (issued before): reports in {demo_copy}/reports/2026-10/v1/" in captured.out
+    assert "warning:" not in captured.out  # the demo configures telemetry
+    steps = ("Writing sample exports", "Running the pipeline", "Rendering the chargeback reports of 2026-10")
+    assert [captured.out.index(step) for step in steps] == sorted(captured.out.index(step) for step in steps)
+
+
+def test_sql_opens_the_duckdb_cli_read_only_when_the_shell_finds_one(demo_home, tmp_path):
+    bin_folder = tmp_path / "bin"
+    bin_folder.mkdir()
+    fake = bin_folder / "duckdb"
+    fake.write_text('#!/bin/sh\necho "duckdb $*"\n', encoding="utf-8")
+    fake.chmod(0o755)
+    done = subprocess.run(
+        [GPULEDGER, "sql", "--home", str(demo_home)],
+        env=os.environ | {"PATH": f"{bin_folder}:/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (done.returncode, done.stdout) == (0, f"duckdb -readonly {demo_home / 'analyst.duckdb'}\n"), done.stderr
