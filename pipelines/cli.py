@@ -23,7 +23,9 @@ from pathlib import Path
 
 import duckdb
 
+from gpuledger.allocation.allocate import gpu_cost_without_telemetry
 from gpuledger.gates.load import LoadResult, SliceTotal, accept_delivery, held_deliveries, load_delivery
+from gpuledger.reports.report import Report, report_month
 from gpuledger.warehouse.database import WAREHOUSE_FILE, connect
 from gpuledger.warehouse.home import exclusive_run, locate_home, open_warehouse, resolve_home
 from gpuledger.warehouse.sqlfiles import load_sql
@@ -250,11 +252,11 @@ def _demo(args: argparse.Namespace) -> int:
     write_demo_home(home)
     status = _run(args, home)
     with closing(open_warehouse(home)) as con:
-        closed = {m.month: m.state == CLOSED for m in month_states(con) if m.state in (CLOSED, ISSUED)}
-    for month, unissued in closed.items():  # the demo closes its closed months through Dagster (issue once)
+        closed = [m.month for m in month_states(con) if m.state in (CLOSED, ISSUED)]
+    for month in closed:  # the demo closes its closed months through Dagster (issued once, rendered every time)
         print()
-        close_month(home, month)
-        _print_report(home, month, None, issue=False, issued_by_close=unissued)
+        _rendering(month)
+        _print_report(home, close_month(home, month))
     return status
 
 
@@ -262,35 +264,33 @@ def _report(args: argparse.Namespace) -> int:
     if not _MONTH.fullmatch(args.month):
         print(f"gpuledger: --month {args.month!r} is not YYYY-MM", file=sys.stderr)
         return 2
-    _print_report(_existing_home(args, WAREHOUSE_FILE), args.month, args.team, issue=args.issue)
+    home = _existing_home(args, WAREHOUSE_FILE)
+    _rendering(args.month)
+    _print_report(home, report_month(home, args.month, team=args.team, issue=args.issue))
     return 0
 
 
 _MONTH = re.compile(r"\d{4}-(0[1-9]|1[0-2])")
 
 
-def _print_report(home: Path, month: str, team: str | None, *, issue: bool, issued_by_close: bool = False) -> None:
-    """Write (and with ``issue``, issue) a month's reports and say where; ``issued_by_close``: the month close just
-    issued the version shown."""
-    from gpuledger.reports.report import report_month
-
+def _rendering(month: str) -> None:
     _progress(f"Rendering the chargeback reports of {month} (HTML, PDF, CSV, XLSX) ...")
-    report = report_month(home, month, team=team, issue=issue)
-    issued_now = report.issued_now or issued_by_close
-    print(
-        f"Chargeback {report.month} version {report.version} ({'issued now' if issued_now else 'issued before'})"
-        f": reports in {report.folder}/"
-    )
+
+
+def _print_report(home: Path, report: Report) -> None:
+    """Say which version of a month's chargeback the reports written show, and where they are."""
+    done = "issued now" if report.issued_now else "issued before"
+    print(f"Chargeback {report.month} version {report.version} ({done}): reports in {report.folder}/")
     for path in report.files:
         print(f"  {path}")
-    if issued_now and report.publish_refused is None:
+    if report.issued_now and report.publish_refused is None:
         print(f"  analysts see version {report.version}: the analyst file was published again")
     if report.publish_refused:
         print(f"  warning: issued, but the analyst file was not published again: {report.publish_refused}")
     if report.pending_adjustments:
         print(
             f"  note: {report.pending_adjustments} adjustment(s): figures changed since version {report.version}"
-            f" (a restatement); to issue the next version: {_hint(home, 'report', '--month', month, '--issue')}"
+            f" (a restatement); to issue the next version: {_hint(home, 'report', '--month', report.month, '--issue')}"
         )
 
 
@@ -344,12 +344,11 @@ def _gpu_cost_without_telemetry(con: duckdb.DuckDBPyConnection, config: Config) 
     the split has no job to give their time to, so all of it is idle."""
     if config.telemetry:
         return []
-    rows = con.execute(load_sql("allocation/gpu_cost_without_telemetry.sql")).fetchall()
     return [
         f"warning: {month} {currency}: {instances} GPU instance{'' if instances == 1 else 's'} billed"
         f" {Decimal(cost):,.2f} (EffectiveCost) but no telemetry source is configured: their cost is idle (no job)"
         " until one is ([[telemetry]] in gpuledger.toml)"
-        for month, currency, instances, cost in rows
+        for month, currency, instances, cost in gpu_cost_without_telemetry(con)
     ]
 
 

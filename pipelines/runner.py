@@ -19,12 +19,13 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from dagster import AssetCheckSeverity, DagsterInstance, Definitions, MultiPartitionKey
+from dagster import AssetCheckSeverity, DagsterInstance, Definitions, ExecuteInProcessResult, MultiPartitionKey
 
 from connectors.ledger import write_atomically
 from connectors.sync import remote_sources, sync_source
 from gpuledger.gates.load import held_deliveries
 from gpuledger.gates.verdicts import published_months
+from gpuledger.reports.report import Report
 from gpuledger.warehouse.home import exclusive_run, open_warehouse
 from models.config import load_config
 from models.errors import GpuledgerError
@@ -137,14 +138,25 @@ def _run(home: Path) -> list[tuple[str, str]]:
     return partitions + [(month, "allocation") for month in months]
 
 
-def close_month(home: Path, month: str) -> None:
+def close_month(home: Path, month: str) -> Report:
     """Run the ``month_close`` job on closed billing month ``YYYY-MM``: issue its statement (unless its figures
-    equal the latest version's), publish the analyst file, write its reports. Not under the run lock: the report
-    step takes it (a ``gpuledger run`` meanwhile fails that step, naming the run)."""
+    equal the latest version's), publish the analyst file, write its reports; the reports written. Not under the
+    run lock: the report step takes it (a ``gpuledger run`` meanwhile fails that step, naming the run)."""
     with dagster_instance(home) as instance:
         add_billing_months(instance, [month])
         _starting(f"closing {month}")
-        _execute(instance, build_definitions(home), "month_close", month, f"closing {month}", home)
+        result = _execute(instance, build_definitions(home), "month_close", month, f"closing {month}", home)
+    recorded = {
+        event.asset_key.to_user_string(): {name: entry.value for name, entry in event.materialization.metadata.items()}
+        for event in result.get_asset_materialization_events()
+    }
+    statement, report = recorded["chargeback/statements"], recorded["reports/chargeback_report"]
+    folder = Path(report["folder"])
+    # issued by the statements step (the report step renders what is issued); a refused publish fails the run
+    return Report(
+        month, report["version"], statement["issued_now"], folder, [folder / name for name in report["files"]],
+        report["pending_adjustments"],
+    )  # fmt: skip
 
 
 def _starting(stage: str) -> None:
@@ -159,7 +171,7 @@ def _execute(
     partition_key: str | MultiPartitionKey | None,
     what: str,
     home: Path,
-) -> None:
+) -> ExecuteInProcessResult:
     """Run one of the definitions' jobs in this process; a failed step or ERROR check raises :class:`RunFailed`."""
     result = definitions.resolve_job_def(job_name).execute_in_process(
         instance=instance, partition_key=partition_key, run_config=QUIET_CONSOLE, raise_on_error=False
@@ -174,6 +186,7 @@ def _execute(
         if check.check_name != "held_deliveries":
             for line in _warning_lines(check.metadata):
                 print(f"gpuledger: warning: {what}: {line}", file=sys.stderr)
+    return result
 
 
 def _warning_lines(metadata: dict[str, Any]) -> list[str]:

@@ -8,6 +8,7 @@ rolls everything back: nothing that does not reconcile to the cent is ever kept.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 
 import duckdb
 
@@ -81,6 +82,13 @@ def allocate_month(
         ).fetchone()
     assert counts is not None
     return AllocationResult(month=month, split_rows=counts[0], usage_rows=counts[1], notes=notes)
+
+
+def gpu_cost_without_telemetry(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, int, Decimal]]:
+    """(billing month ``YYYY-MM``, currency, GPU instances, their EffectiveCost): what the split calls idle with no
+    job when no telemetry source says which jobs ran on those instances."""
+    con.execute(load_sql("allocation/macros.sql"))  # the split's own rule for a GPU instance
+    return con.execute(load_sql("allocation/gpu_cost_without_telemetry.sql")).fetchall()
 
 
 def build_showback(con: duckdb.DuckDBPyConnection) -> None:

@@ -72,7 +72,7 @@ owned AS (
 sized AS (
     SELECT
         o.*,
-        nullif(greatest(coalesce(c.gpu_count, TRY_CAST(o.SkuPriceDetails->>'GpuCount' AS INTEGER)), 0), 0) AS gpu_count
+        gpus_per_instance(c.gpu_count, o.SkuPriceDetails) AS gpu_count
     FROM owned AS o
     LEFT JOIN ref.gpu_instances AS c ON c.provider = o.ProviderName AND c.instance_type = o.x_InstanceType
 ),

@@ -1,6 +1,6 @@
 -- GPU instances billed per billing month and currency, and their EffectiveCost: without a telemetry source
 -- the split finds no job on them, so all of it is idle (unallocated). A GPU instance is what the split
--- (allocation/cost_split.sql) takes for one: an instance type of the GPU catalog, else SkuPriceDetails GpuCount;
+-- (allocation/cost_split.sql) takes for one: gpus_per_instance() (allocation/macros.sql) says it has GPUs;
 -- commitments paid for and not used are idle of their own kind. No parameters.
 SELECT
     strftime(billing_month(c.BillingPeriodStart), '%Y-%m') AS billing_month,
@@ -11,6 +11,6 @@ FROM focus.costs AS c
 LEFT JOIN ref.gpu_instances AS g ON g.provider = c.ProviderName AND g.instance_type = c.x_InstanceType
 WHERE c.ResourceId IS NOT NULL
     AND c.CommitmentDiscountStatus IS DISTINCT FROM 'Unused'
-    AND coalesce(g.gpu_count, TRY_CAST(c.SkuPriceDetails->>'GpuCount' AS INTEGER)) > 0
+    AND gpus_per_instance(g.gpu_count, c.SkuPriceDetails) IS NOT NULL
 GROUP BY ALL
 ORDER BY ALL

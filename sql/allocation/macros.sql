@@ -29,3 +29,8 @@ CREATE OR REPLACE TEMP MACRO storage_name(ref) AS lower(CASE
     WHEN regexp_matches(ref, '/(storageaccounts|buckets)/[^/]+$', 'i') THEN regexp_extract(ref, '[^/]+$')
     ELSE ref
 END);
+
+-- GPUs per instance: the GPU catalog's count (ref.gpu_instances), else the provider's own SkuPriceDetails GpuCount
+-- (a FOCUS-defined key); NULL when neither says the instance has a GPU. The split and its warnings size by it.
+CREATE OR REPLACE TEMP MACRO gpus_per_instance(catalog_gpu_count, sku_price_details) AS
+    nullif(greatest(coalesce(catalog_gpu_count, TRY_CAST(sku_price_details->>'GpuCount' AS INTEGER)), 0), 0);
