@@ -12,6 +12,7 @@ import re
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 from dagster import (
@@ -63,12 +64,7 @@ def _export_sources(sources: Sequence[SourceConfig]) -> AssetsDefinition:
         )
         for key, s in by_key.items()
     ]
-
-    def observe_export_sources(context: AssetExecutionContext) -> Iterator[ObserveResult]:
-        for key, source in by_key.items():
-            yield export_observation(key, source)
-
-    return _observable(specs, observe_export_sources)
+    return _observable("observe_export_sources", specs, [partial(export_observation, *item) for item in by_key.items()])
 
 
 def export_observation(key: AssetKey, source: SourceConfig) -> ObserveResult:
@@ -101,22 +97,24 @@ def _telemetry_sources(telemetry: Sequence[TelemetryConfig]) -> AssetsDefinition
         )
         for key, t in by_key.items()
     ]
-
-    def observe_telemetry_sources(context: AssetExecutionContext) -> Iterator[ObserveResult]:
-        for key, source in by_key.items():
-            yield telemetry_observation(key, source)
-
-    return _observable(specs, observe_telemetry_sources)
+    return _observable(
+        "observe_telemetry_sources", specs, [partial(telemetry_observation, *item) for item in by_key.items()]
+    )
 
 
 def _observable(
-    specs: list[AssetSpec], observe: Callable[[AssetExecutionContext], Iterator[ObserveResult]]
+    name: str, specs: list[AssetSpec], observations: Sequence[Callable[[], ObserveResult]]
 ) -> AssetsDefinition:
-    """Observable source assets, one op observing them all (named after ``observe``)."""
+    """Observable source assets ``specs``, observed together by one op ``name`` (one observation per spec)."""
+
+    def observe(context: AssetExecutionContext) -> Iterator[ObserveResult]:
+        for observation in observations:
+            yield observation()
+
     with warnings.catch_warnings():
         # Dagster 1.13 marks observable sources beta; they are its documented way to version a source (pinned).
         warnings.simplefilter("ignore", BetaWarning)
-        return multi_observable_source_asset(specs=specs, name=observe.__name__)(observe)
+        return multi_observable_source_asset(specs=specs, name=name)(observe)
 
 
 def telemetry_observation(key: AssetKey, source: TelemetryConfig) -> ObserveResult:
