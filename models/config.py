@@ -11,6 +11,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import ClassVar
 
+from models.advice import AdviceConfig, parse_advice
 from models.allocation import AllocationConfig, parse_allocation
 from models.currencies import ISO_4217_CODES
 from models.errors import InputError
@@ -243,6 +244,7 @@ class Config:
     reporting: ReportingConfig = field(default_factory=ReportingConfig)
     months: MonthsConfig = field(default_factory=MonthsConfig)
     ingest: IngestConfig = field(default_factory=IngestConfig)
+    advice: AdviceConfig = field(default_factory=AdviceConfig)
 
 
 def load_config(home: Path) -> Config:
@@ -290,6 +292,7 @@ def load_config(home: Path) -> Config:
         reporting=_reporting(path, home, data.get("reporting", {})),
         months=_months(path, data.get("months", {})),
         ingest=_ingest(path, data.get("ingest", {}), sources),
+        advice=parse_advice(path, home, data.get("advice", {})),
     )
 
 

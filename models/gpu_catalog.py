@@ -5,6 +5,8 @@ instance-hour from a FOCUS ``ResourceType`` / SKU into GPU-hours and GPU memory.
 
 Sources of the figures (vendor pages, by name):
 
+* Dense 16-bit tensor throughput, FP8/FP4 support and interconnect: the same data sheets (the figures without
+  sparsity; H100 SXM 989 TFLOPS BF16, B200 2.25 PFLOPS, L40S 362, A100 312, MI300X 1,307).
 * GPU memory and bandwidth, per GPU: NVIDIA data sheets "NVIDIA V100 Tensor Core GPU", "NVIDIA T4 Tensor
   Core GPU", "NVIDIA A10 Tensor Core GPU", "NVIDIA A100 Tensor Core GPU" (40GB SXM 1,555 GB/s; 80GB SXM
   2,039 GB/s), "NVIDIA L4 Tensor Core GPU", "NVIDIA L40S", "NVIDIA H100 Tensor Core GPU" (H100 SXM 80 GB
@@ -43,13 +45,21 @@ from models.gcp import GCP_PROVIDER_NAME as GOOGLE_CLOUD
 
 @dataclass(frozen=True, slots=True)
 class GpuModel:
-    """One accelerator model. ``memory_gib`` and ``memory_bandwidth_tbps`` are per GPU."""
+    """One accelerator model. ``memory_gib``, ``memory_bandwidth_tbps`` and ``dense_tflops`` are per GPU."""
 
     name: str
     vendor: str
     memory_gib: float
     memory_bandwidth_tbps: float
     architecture: str
+    dense_tflops: float
+    """Dense (no sparsity) 16-bit tensor throughput: BF16, FP16 where the GPU has no BF16 (V100, T4)."""
+    fp8: bool
+    """Tensor cores run FP8 (Ada, Hopper, Blackwell, CDNA 3): up to twice the 16-bit throughput."""
+    fp4: bool
+    """Tensor cores run FP4 (Blackwell)."""
+    interconnect: str
+    """GPU-to-GPU link of the multi-GPU instances that carry it, with its bandwidth per GPU."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,21 +75,21 @@ class GpuInstanceType:
 
 
 _MODELS: tuple[GpuModel, ...] = (
-    GpuModel("V100", "NVIDIA", 16, 0.9, "Volta"),
-    GpuModel("V100-32GB", "NVIDIA", 32, 0.9, "Volta"),
-    GpuModel("T4", "NVIDIA", 16, 0.32, "Turing"),
-    GpuModel("A10G", "NVIDIA", 24, 0.6, "Ampere"),
-    GpuModel("A10", "NVIDIA", 24, 0.6, "Ampere"),
-    GpuModel("A100-40GB", "NVIDIA", 40, 1.555, "Ampere"),
+    GpuModel("V100", "NVIDIA", 16, 0.9, "Volta", 125, False, False, "NVLink 2 (300 GB/s)"),
+    GpuModel("V100-32GB", "NVIDIA", 32, 0.9, "Volta", 125, False, False, "NVLink 2 (300 GB/s)"),
+    GpuModel("T4", "NVIDIA", 16, 0.32, "Turing", 65, False, False, "PCIe Gen3"),
+    GpuModel("A10G", "NVIDIA", 24, 0.6, "Ampere", 70, False, False, "PCIe Gen4"),
+    GpuModel("A10", "NVIDIA", 24, 0.6, "Ampere", 125, False, False, "PCIe Gen4"),
+    GpuModel("A100-40GB", "NVIDIA", 40, 1.555, "Ampere", 312, False, False, "NVLink 3 (600 GB/s)"),
     # SXM figure; Azure NC A100 v4 carries the PCIe card (1.935 TB/s), kept under this name.
-    GpuModel("A100-80GB", "NVIDIA", 80, 2.039, "Ampere"),
-    GpuModel("L4", "NVIDIA", 24, 0.3, "Ada Lovelace"),
-    GpuModel("L40S", "NVIDIA", 48, 0.864, "Ada Lovelace"),
-    GpuModel("H100", "NVIDIA", 80, 3.35, "Hopper"),
-    GpuModel("H100-NVL", "NVIDIA", 94, 3.9, "Hopper"),
-    GpuModel("H200", "NVIDIA", 141, 4.8, "Hopper"),
-    GpuModel("B200", "NVIDIA", 180, 8.0, "Blackwell"),
-    GpuModel("MI300X", "AMD", 192, 5.3, "CDNA 3"),
+    GpuModel("A100-80GB", "NVIDIA", 80, 2.039, "Ampere", 312, False, False, "NVLink 3 (600 GB/s)"),
+    GpuModel("L4", "NVIDIA", 24, 0.3, "Ada Lovelace", 121, True, False, "PCIe Gen4"),
+    GpuModel("L40S", "NVIDIA", 48, 0.864, "Ada Lovelace", 362, True, False, "PCIe Gen4"),
+    GpuModel("H100", "NVIDIA", 80, 3.35, "Hopper", 989, True, False, "NVLink 4 (900 GB/s)"),
+    GpuModel("H100-NVL", "NVIDIA", 94, 3.9, "Hopper", 835, True, False, "NVLink bridge (600 GB/s)"),
+    GpuModel("H200", "NVIDIA", 141, 4.8, "Hopper", 989, True, False, "NVLink 4 (900 GB/s)"),
+    GpuModel("B200", "NVIDIA", 180, 8.0, "Blackwell", 2250, True, True, "NVLink 5 (1.8 TB/s)"),
+    GpuModel("MI300X", "AMD", 192, 5.3, "CDNA 3", 1307, True, False, "Infinity Fabric (896 GB/s)"),
 )
 
 GPU_MODELS: dict[str, GpuModel] = {m.name: m for m in _MODELS}
