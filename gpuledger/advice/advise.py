@@ -16,7 +16,17 @@ from gpuledger.warehouse.sqlfiles import load_sql
 from models.advice import AdviceConfig
 from models.gpu_catalog import GPU_INSTANCE_TYPES, GPU_MODELS
 
-ADVICE_MODELS = ("run_profiles",)
+ADVICE_MODELS = (
+    "run_profiles",
+    "right_sizing",
+    "spot_what_if",
+    "checkpoint_intervals",
+    "checkpoint_retention",
+    "session_idle_by_hour",
+    "autostop_replay",
+    "owned_vs_rented",
+    "owned_focus_rows",
+)
 """Built in this order, each ``CREATE OR REPLACE TABLE advice.<model> AS sql/advice/<model>.sql``."""
 
 

@@ -1,0 +1,2 @@
+-- PLACEHOLDER (being written)
+SELECT 1 AS placeholder WHERE false
