@@ -14,37 +14,58 @@ import duckdb
 from gpuledger.warehouse.database import transaction
 from gpuledger.warehouse.sqlfiles import load_sql
 from models.advice import AdviceConfig
+from models.errors import ReconciliationError
 from models.gpu_catalog import GPU_INSTANCE_TYPES, GPU_MODELS
 
 ADVICE_MODELS = (
     "run_profiles",
     "right_sizing",
-    "spot_what_if",
+    "right_sizing_backtest",
     "checkpoint_intervals",
+    "spot_what_if",
     "checkpoint_retention",
     "session_idle_by_hour",
     "autostop_replay",
     "owned_vs_rented",
     "owned_focus_rows",
+    "opportunities",
 )
 """Built in this order, each ``CREATE OR REPLACE TABLE advice.<model> AS sql/advice/<model>.sql``."""
+
+
+ADVICE_CONFIG_TABLES = ("rate_card", "owned_hardware", "settings")
+"""The configuration the estimates were made with, published beside them (the GPU levers are ref.gpu_models)."""
 
 
 @dataclass(frozen=True)
 class AdviceResult:
     rows: dict[str, int]
     """Rows per advice table, by model name."""
+    example_rates: bool
+    """The estimates were priced from the seeded EXAMPLE rate card."""
 
 
 def advise(con: duckdb.DuckDBPyConnection, config: AdviceConfig) -> AdviceResult:
-    """Rebuild the advice tables from today's showback and telemetry, in one transaction."""
+    """Rebuild the advice tables from today's showback and telemetry, in one transaction; refuse (and keep
+    nothing) if a billed, showback or chargeback figure moved while it ran."""
     with transaction(con):
+        before = con.execute(load_sql("advice/billed_totals.sql")).fetchall()
         write_advice_config(con, config)
+        con.execute(load_sql("advice/macros.sql"))
         for model in ADVICE_MODELS:
             # Model names are this module's constants; the bodies are the project's SQL files.
             con.execute(f"CREATE OR REPLACE TABLE advice.{model} AS " + load_sql(f"advice/{model}.sql"))
+        after = con.execute(load_sql("advice/billed_totals.sql")).fetchall()
+        if after != before:
+            moved = sorted(set(after) ^ set(before))
+            raise ReconciliationError(f"the advice stage moved billed figures, nothing kept: {moved[:4]}")
         rows = {model: _count(con, model) for model in ADVICE_MODELS}
-    return AdviceResult(rows)
+    return AdviceResult(rows, config.rates_are_example)
+
+
+def published_advice_tables() -> tuple[str, ...]:
+    """The advice tables copied into the analyst file: the configuration, then every model."""
+    return tuple(f"advice.{name}" for name in (*ADVICE_CONFIG_TABLES, *ADVICE_MODELS))
 
 
 def write_advice_config(con: duckdb.DuckDBPyConnection, config: AdviceConfig) -> None:

@@ -7,5 +7,6 @@ SELECT
     CAST(NULL AS DECIMAL(38, 10)) AS estimated_saving,
     CAST(NULL AS VARCHAR) AS method,
     CAST(NULL AS VARCHAR) AS evidence,
-    CAST(NULL AS VARCHAR[]) AS run_groups
+    CAST(NULL AS VARCHAR[]) AS run_groups,
+    CAST(NULL AS BOOLEAN) AS best
 WHERE false

@@ -80,7 +80,8 @@ activity AS (
         max(u.tensor_active) AS peak_tensor_active,
         max(u.fb_used_mib) / 1024 AS fb_high_water_gib
     FROM (SELECT DISTINCT cluster, job_id, team, run_group FROM attempts) AS a
-    JOIN gpu.usage AS u USING (cluster, job_id)
+    -- an hour covered by two billing months' usage counts once
+    JOIN usage_once() AS u USING (cluster, job_id)
     GROUP BY ALL
 )
 
