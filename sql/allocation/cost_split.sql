@@ -77,7 +77,7 @@ sized AS (
     LEFT JOIN ref.gpu_instances AS c ON c.provider = o.ProviderName AND c.instance_type = o.x_InstanceType
 ),
 
-classified AS (
+kinds AS (
     SELECT
         o.*,
         CASE
@@ -98,6 +98,17 @@ classified AS (
         -- GPU-hours are counted once per resource-hour: not on negations, credits or corrections
         o.ChargeCategory = 'Usage' AND o.ChargeClass IS NULL AND o.BilledCost >= 0 AS counts_gpu_hours
     FROM sized AS o
+),
+
+-- an instance-hour billed as several SKUs (GCP: core, RAM and GPU lines) counts its GPU-hours on one of them
+classified AS (
+    SELECT
+        * EXCLUDE (counts_gpu_hours),
+        counts_gpu_hours AND row_number() OVER (
+            PARTITION BY ResourceId, ChargePeriodStart, ChargePeriodEnd, kind, counts_gpu_hours
+            ORDER BY BilledCost DESC, charge_key
+        ) = 1 AS counts_gpu_hours
+    FROM kinds
 ),
 
 -- GPU resources: capacity in units of 1/7 GPU-microsecond (exact for whole GPUs and

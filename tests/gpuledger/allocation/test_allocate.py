@@ -240,6 +240,28 @@ def test_daily_charge_capacity_is_its_consumed_hours(con):
     assert rows == [("infra", "Monday", hour, 2.0, D("13.76")) for hour in range(24)]
 
 
+def test_an_instance_hour_billed_as_several_skus_counts_its_gpu_hours_once(con):
+    # Google Cloud bills an A3 instance-hour as three lines on the same resource and hour: core 9.00, RAM 3.00 and
+    # the 8 H100 88.00. Job j holds all 8 GPUs for the hour: each line splits to it, run = 100.00 in all, but the
+    # hour is 8 GPU-hours once (on the largest line), not 24.
+    lines = [("core", "9.00"), ("ram", "3.00"), ("gpu", "88.00")]
+    insert_charges(
+        con,
+        [
+            Charge(name, provider="Google Cloud", instance_type="a3-highgpu-8g", usage_type=None, billed=D(cost))
+            for name, cost in lines
+        ],
+    )
+    insert_jobs(con, [Job("j", at(2), at(2, 1))])
+    split(con, node_config())
+    assert [(name, *pieces(con, name)) for name, _ in lines] == [
+        ("core", ("run", None, "llm", "j", D("9.00"), 0.0)),
+        ("ram", ("run", None, "llm", "j", D("3.00"), 0.0)),
+        ("gpu", ("run", None, "llm", "j", D("88.00"), 8.0)),
+    ]
+    assert team_month(con, "total_cost, gpu_hours") == {"llm": (D("100.00"), 8.0)}
+
+
 # 4. ------------------------------------------------------------------------------------------------------------
 
 
