@@ -128,14 +128,19 @@ measures AS (
         sum(active_seconds) AS active,
         sum(coalesce(busy_seconds, active_seconds)) AS busy,
         sum(coalesce(active_busy_seconds, active_seconds)) AS active_busy,
-        sum(mean_utilization * sampled_seconds) / nullif(sum(sampled_seconds), 0) AS mean_utilization,
+        -- activity means over exact DECIMAL sums: a rebuild gives the same means, whatever the row order
+        sum(CAST(mean_utilization * sampled_seconds AS DECIMAL(38, 10)))
+            / nullif(sum(CAST(sampled_seconds AS DECIMAL(38, 10))), 0) AS mean_utilization,
         max(p95_utilization) AS p95_utilization,
-        sum(sm_active * sampled_seconds) / nullif(sum(sampled_seconds) FILTER (WHERE sm_active IS NOT NULL), 0)
+        sum(CAST(sm_active * sampled_seconds AS DECIMAL(38, 10)))
+            / nullif(sum(CAST(sampled_seconds AS DECIMAL(38, 10))) FILTER (WHERE sm_active IS NOT NULL), 0)
             AS sm_active,
-        sum(tensor_active * sampled_seconds)
-            / nullif(sum(sampled_seconds) FILTER (WHERE tensor_active IS NOT NULL), 0) AS tensor_active,
-        sum(dram_active * sampled_seconds)
-            / nullif(sum(sampled_seconds) FILTER (WHERE dram_active IS NOT NULL), 0) AS dram_active,
+        sum(CAST(tensor_active * sampled_seconds AS DECIMAL(38, 10)))
+            / nullif(sum(CAST(sampled_seconds AS DECIMAL(38, 10))) FILTER (WHERE tensor_active IS NOT NULL), 0)
+            AS tensor_active,
+        sum(CAST(dram_active * sampled_seconds AS DECIMAL(38, 10)))
+            / nullif(sum(CAST(sampled_seconds AS DECIMAL(38, 10))) FILTER (WHERE dram_active IS NOT NULL), 0)
+            AS dram_active,
         max(fb_used_mib) AS fb_used_mib,
         min(metric) AS metric
     FROM attributed
