@@ -18,8 +18,9 @@ Nodes are the exports' GPU instances (ResourceIds from :func:`demo_instance_id`)
 by ``[[nodes]]``, the Kubernetes nodes by their samples' instance id; ``speech-p5e`` and ``eval-p4d`` report
 nothing. Jobs follow a written schedule (a pre-training run that runs out of memory and resumes, a node
 failure, a spot interruption Slurm requeues, weekend notebooks beside a busy job, a distillation starved by its
-data loader at 10 % SM activity, MIG slices, a node left idle for a week) with seeded jitter; samples are drawn
-by DuckDB over ``range()`` with a fixed integer hash, so the same seed gives byte-identical files.
+data loader at 10 % SM activity, MIG slices, a node left idle for a week, three recipes run on two GPU models)
+with seeded jitter; samples are drawn by DuckDB over ``range()`` with a fixed integer hash, so the same seed
+gives byte-identical files.
 """
 
 from __future__ import annotations
@@ -180,6 +181,9 @@ class _Job:
     """Label of the earlier attempt Slurm requeued as this one (same JobID, ``sacct --duplicates``)."""
     mig: tuple[str, str] | None = None
     """(MIG profile, GPU instance id) of the slice held on ``first_gpu``; ``gpus`` then counts slices."""
+    framebuffer_gib: float | None = None
+    """GiB the job keeps allocated per GPU, whatever the GPU: a recipe's memory that runs on two GPU models.
+    None: a share of the GPU's framebuffer drawn by its profile."""
     job_id: str = ""
     """Slurm job or array task id, ``namespace/pod`` on Kubernetes; numbered once the schedule is complete."""
     raw_id: int = 0
@@ -217,6 +221,7 @@ class _Schedule:
         array: str | None = None,
         requeue_of: str | None = None,
         mig: tuple[str, str] | None = None,
+        framebuffer_gib: float | None = None,
     ) -> None:
         shift = timedelta(seconds=_draw(self.seed, label, "start") % 901)
         # a job killed at its time limit ran exactly that long
@@ -240,6 +245,7 @@ class _Schedule:
                 array=array,
                 requeue_of=requeue_of,
                 mig=mig,
+                framebuffer_gib=framebuffer_gib,
             )
         )
 
@@ -449,6 +455,12 @@ def _research(s: _Schedule) -> None:
             notebook(
                 f"nb-alice-{friday}", nodes=[_P5S], start=_pt(friday, 18, 30), end=_pt(monday, 9), user="alice", gpus=1
             )
+    # two of the g6e's recipes once on four and two of the spot p5's H100s, free over two weekends (a second seed of
+    # week 42's reward model, a second checkpoint scored): about 2.4 times an L40S, 32.5 and 15 hours, not 78 and 36
+    res("rm-w42-h100", "rm-7b-train", [_P5S], _pt(_d(10, 16), 13), _pt(_d(10, 17), 21, 30), user="tkim", gpus=4,
+        run_group="helios-rm-w42-h100", framebuffer_gib=38)  # fmt: skip
+    res("rm-score-h100", "rm-7b-score", [_P5S], _pt(_d(10, 24), 7), _pt(_d(10, 24), 22), user="tkim", gpus=2,
+        run_group="helios-rm-score-1024-h100", framebuffer_gib=36)  # fmt: skip
     monday = _d(11, 30)
     res("sft-w49", "sft-7b", [_P5S], _pt(monday, 10), None, **tuned("sft", "w49", monday, "alice"))
     res("rm-w49", "rm-7b-train", [_G6E], _pt(monday, 11), None, user="tkim", run_group="helios-rm-w49")
@@ -502,6 +514,9 @@ def _vision(s: _Schedule) -> None:
             start = _pt(day, 18)
         label = f"hpo-{sweep}"
         trial(label, _pod(s.seed, "detector-v9-hpo", label), start=start, end=_pt(day + timedelta(2), 10))
+    # a fine-tune on a retail data set on the on-demand g6e's four L40S between two exports (run again on GCP A100s)
+    vis("ft-retail", "detector-v9-ft-retail", [_G6E_OD], _pt(_d(11, 19), 9), _pt(_d(11, 21), 15), user="mina",
+        run_group="detector-v9-ft-retail-l40s", framebuffer_gib=34)  # fmt: skip
     # weekly augmentation exports (they upload the augmented set: the g6e's egress) and daily auto-labelling
     augment = partial(vis, nodes=[_G6E_OD], profile="serve")
     for start, end in (
@@ -650,6 +665,9 @@ def _gcp(s: _Schedule) -> None:
         ("us-r2", _pt(_d(11, 9), 9), _pt(_d(11, 23), 12)),
     ):
         vis(f"gcp-{tag}", f"detector-v9-{tag}", start=start, end=end, run_group=f"detector-v9-{tag}")
+    # the EKS retail fine-tune again on four of the A2's A100s after Thanksgiving: about 1.3 times an L40S
+    vis("gcp-ft-retail", "detector-v9-ft-retail", start=_pt(_d(11, 27), 10), end=_pt(_d(11, 29), 3, 30), gpus=4,
+        run_group="detector-v9-ft-retail-a100", framebuffer_gib=34)  # fmt: skip
 
 
 def _pod(seed: int, prefix: str, label: str) -> str:
@@ -950,6 +968,8 @@ def _level(seed: int, job: _Job) -> float:
 
 def _framebuffer_mib(seed: int, job: _Job, node: _Node) -> int:
     """MiB the job keeps allocated on each GPU (or MIG slice) it holds."""
+    if job.framebuffer_gib is not None:
+        return round(job.framebuffer_gib * 1024)
     low, high = _PROFILES[job.profile].memory
     share = low + (high - low) * (_draw(seed, "memory", job.label) % 1001) / 1000
     capacity = int(job.mig[0].split(".")[1].removesuffix("gb")) * 1024 if job.mig else node.framebuffer_mib

@@ -111,11 +111,12 @@ class OwnedHardware:
 
 
 EXAMPLE_OWNED_HARDWARE: tuple[OwnedHardware, ...] = (
-    OwnedHardware("H100", Decimal("35000"), 4, 1275, Decimal("0.12"), 1.3, Decimal("150")),
-    OwnedHardware("A100-80GB", Decimal("17000"), 4, 800, Decimal("0.12"), 1.3, Decimal("110")),
-    OwnedHardware("L40S", Decimal("11000"), 4, 550, Decimal("0.12"), 1.3, Decimal("80")),
+    OwnedHardware("H100", Decimal("45000"), 4, 1275, Decimal("0.12"), 1.3, Decimal("250")),
+    OwnedHardware("A100-80GB", Decimal("20000"), 4, 800, Decimal("0.12"), 1.3, Decimal("180")),
+    OwnedHardware("L40S", Decimal("12000"), 4, 550, Decimal("0.12"), 1.3, Decimal("120")),
 )
-"""Seeded EXAMPLE owned-hardware costs (USD; an 8-GPU server's price, power and rack space per GPU)."""
+"""Seeded EXAMPLE owned-hardware costs (USD; an 8-GPU server with its network share, its power, and rack space
+with operations staff, per GPU)."""
 
 
 @dataclass(frozen=True)

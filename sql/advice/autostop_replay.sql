@@ -56,12 +56,12 @@ session_hours AS (
         u.hour,
         min(u.month) AS month,
         any_value(g.held_gpus) AS held_gpus,
-        sum(u.allocated_seconds) AS held_seconds,
-        sum(u.active_seconds) = 0 AS idle
+        sum(exact(u.allocated_seconds)) AS held_seconds,
+        sum(exact(u.active_seconds)) = 0 AS idle
     FROM usage AS u
     JOIN session_gpus AS g USING (cluster, job_id)
     GROUP BY ALL
-    HAVING sum(u.allocated_seconds) > 0
+    HAVING sum(exact(u.allocated_seconds)) > 0
 ),
 
 -- an idle hour starts a stretch unless the hour just before it was idle too
@@ -114,18 +114,18 @@ replayed AS (
         job_id,
         month,
         any_value(held_gpus) AS held_gpus,
-        sum(held_seconds) / 3600 AS idle_gpu_hours,
+        CAST(sum(held_seconds) / 3600 AS DOUBLE) AS idle_gpu_hours,
         -- stretches in this month, in whole or in part
         count(DISTINCT stretch) AS idle_stretches,
         max(stretch_total_minutes) / 60 AS longest_stretch_hours,
-        sum(saved_minutes * held_gpus) / 60 AS saved_gpu_hours
+        CAST(sum(exact(saved_minutes * held_gpus)) / 60 AS DOUBLE) AS saved_gpu_hours
     FROM saved_hours
     GROUP BY ALL
 ),
 
 -- a session billed in two currencies in one month has its saved hours shared by its GPU-hours in each
 job_month_hours AS (
-    SELECT cluster, job_id, month, sum(gpu_hours) AS gpu_hours FROM sessions GROUP BY ALL
+    SELECT cluster, job_id, month, sum(exact(gpu_hours)) AS gpu_hours FROM sessions GROUP BY ALL
 ),
 
 priced AS (

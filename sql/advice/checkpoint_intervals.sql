@@ -37,7 +37,7 @@ lost_work AS (
         run_group,
         currency,
         sum(lost_cost) AS lost_work_cost,
-        sum(lost_gpu_hours) AS lost_gpu_hours
+        CAST(sum(exact(lost_gpu_hours)) AS DOUBLE) AS lost_gpu_hours
     FROM (
         SELECT
             cluster, team, run_group, currency, job_id,
@@ -90,10 +90,11 @@ per_run AS (
         a.run_group,
         a.currency,
         count(*) AS attempts,
-        sum(epoch(a.end_time) - epoch(a.start_time)) / 3600 AS attempt_hours,
+        CAST(sum(exact(epoch(a.end_time) - epoch(a.start_time))) / 3600 AS DOUBLE) AS attempt_hours,
         any_value(d.checkpoint_writes) AS checkpoint_writes,
         -- mean gap: time between first and last write over the gaps, within attempts only (never across a restart)
-        sum(w.write_span_seconds) / 60 / nullif(sum(greatest(w.writes - 1, 0)), 0) AS observed_interval_minutes
+        CAST(sum(exact(w.write_span_seconds)) / 60 / nullif(sum(greatest(w.writes - 1, 0)), 0) AS DOUBLE)
+            AS observed_interval_minutes
     FROM attempts AS a
     JOIN attempt_writes AS w USING (cluster, team, run_group, currency, job_id)
     JOIN run_writes AS d USING (cluster, team, run_group, currency)

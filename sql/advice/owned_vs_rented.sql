@@ -21,11 +21,21 @@ WITH catalog_pieces AS (
         s.ChargePeriodStart,
         s.ChargePeriodEnd,
         s.EffectiveCost,
+        s.cluster,
+        s.job_id,
         CAST(s.gpu_hours AS DECIMAL(38, 10)) AS gpu_hours
     FROM allocation.cost_split AS s
     JOIN focus.costs AS c ON c.x_DeliveryId = s.x_DeliveryId AND c.x_SourceLineItemId = s.x_SourceLineItemId
     JOIN ref.gpu_instances AS g ON g.provider = c.ProviderName AND g.instance_type = c.x_InstanceType
     WHERE s.category IN ('run', 'idle')
+),
+
+-- the runs (and sessions) whose jobs held GPUs of the model in the month: the work owning would have carried
+runs_on_model AS (
+    SELECT p.month, p.currency, p.gpu_model, list(DISTINCT j.run_group ORDER BY j.run_group) AS run_groups
+    FROM catalog_pieces AS p
+    JOIN (SELECT DISTINCT cluster, job_id, run_group FROM showback.job_costs) AS j USING (cluster, job_id)
+    GROUP BY ALL
 ),
 
 -- one row per charge: its pieces' money and GPU-hours (DECIMAL sums: exact, independent of row order)
@@ -198,6 +208,7 @@ SELECT
             round(colocation_per_gpu_hour, 4), round(owned_monthly_cost, 2), round(break_even_utilization * 100, 1)
         )
     END AS evidence,
-    CAST([] AS VARCHAR[]) AS run_groups
+    coalesce(r.run_groups, CAST([] AS VARCHAR[])) AS run_groups
 FROM judged
+LEFT JOIN runs_on_model AS r USING (month, currency, gpu_model)
 ORDER BY month, currency, gpu_model

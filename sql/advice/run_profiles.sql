@@ -54,13 +54,13 @@ money AS (
         team,
         run_group,
         currency,
-        arg_max(ProviderName, EffectiveCost) FILTER (WHERE category IN ('run', 'idle')) AS provider,
+        arg_max(ProviderName, (EffectiveCost, ProviderName)) FILTER (WHERE category IN ('run', 'idle')) AS provider,
         coalesce(sum(EffectiveCost) FILTER (WHERE category IN ('run', 'idle')), 0) AS gpu_cost,
         coalesce(sum(EffectiveCost) FILTER (WHERE category IN ('run', 'idle') AND PricingCategory = 'Dynamic'), 0)
             AS spot_gpu_cost,
         coalesce(sum(list_cost) FILTER (WHERE category IN ('run', 'idle') AND PricingCategory = 'Dynamic'), 0)
             AS spot_gpu_list_cost,
-        CAST(coalesce(sum(CAST(gpu_hours AS DECIMAL(38, 10))), 0) AS DOUBLE) AS gpu_hours
+        CAST(coalesce(sum(exact(gpu_hours)), 0) AS DOUBLE) AS gpu_hours
     FROM pieces
     GROUP BY ALL
 ),
@@ -70,14 +70,22 @@ activity AS (
         a.cluster,
         a.team,
         a.run_group,
-        sum(u.active_seconds) / 3600 AS active_gpu_hours,
-        sum(u.sm_active * u.allocated_seconds) / nullif(sum(u.allocated_seconds) FILTER (WHERE u.sm_active IS NOT NULL), 0)
-            AS sm_active,
-        sum(u.tensor_active * u.allocated_seconds)
-            / nullif(sum(u.allocated_seconds) FILTER (WHERE u.tensor_active IS NOT NULL), 0) AS tensor_active,
-        sum(u.dram_active * u.allocated_seconds)
-            / nullif(sum(u.allocated_seconds) FILTER (WHERE u.dram_active IS NOT NULL), 0) AS dram_active,
-        max(u.tensor_active) AS peak_tensor_active,
+        -- exact sums (sql/advice/macros.sql): the same activity gives the same profile on every rerun; activity
+        -- to 6 decimals, beyond what DCGM measures
+        round(CAST(sum(exact(u.active_seconds)) / 3600 AS DOUBLE), 6) AS active_gpu_hours,
+        round(
+            sum(exact(u.sm_active * u.allocated_seconds))
+            / nullif(sum(exact(u.allocated_seconds)) FILTER (WHERE u.sm_active IS NOT NULL), 0), 6
+        ) AS sm_active,
+        round(
+            sum(exact(u.tensor_active * u.allocated_seconds))
+            / nullif(sum(exact(u.allocated_seconds)) FILTER (WHERE u.tensor_active IS NOT NULL), 0), 6
+        ) AS tensor_active,
+        round(
+            sum(exact(u.dram_active * u.allocated_seconds))
+            / nullif(sum(exact(u.allocated_seconds)) FILTER (WHERE u.dram_active IS NOT NULL), 0), 6
+        ) AS dram_active,
+        round(max(u.tensor_active), 6) AS peak_tensor_active,
         max(u.fb_used_mib) / 1024 AS fb_high_water_gib
     FROM (SELECT DISTINCT cluster, job_id, team, run_group FROM attempts) AS a
     -- an hour covered by two billing months' usage counts once

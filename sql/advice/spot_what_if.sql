@@ -1,11 +1,11 @@
 -- advice.spot_what_if: an ESTIMATE, per completed run group and currency, of what running it on spot capacity
 -- would have saved, net of the work spot interruptions would have cost; for runs already on spot, what spot saved.
--- * A run mostly not on spot (spot GPU cost below half its GPU cost): gross saving = GPU cost x (1 - spot price /
---   on-demand price), both from the rate card for its GPU model at its provider in its currency (newest as_of).
+-- * A run mostly not on spot (spot GPU cost below half its GPU cost): gross saving = its GPU cost - its GPU-hours
+--   x the spot price of the rate card for its GPU model at its provider in its currency (newest as_of): a run
+--   already paying less (a commitment) gains nothing. The card's on-demand price gives the spot ratio shown.
 --   Expected interruptions = its own interruptions + failures (its history). Each loses half a checkpoint interval
---   plus the restart time on all its GPUs: (interval / 2 + restart_minutes) / 60 x GPUs GPU-hours, priced at what
---   the run paid per GPU-hour x the card's spot ratio (the same price level as the gross saving); the interval is
---   advice.checkpoint_intervals' (observed, else its mean attempt length).
+--   plus the restart time on all its GPUs: (interval / 2 + restart_minutes) / 60 x GPUs GPU-hours, priced at the
+--   spot price; the interval is advice.checkpoint_intervals' (observed, else its mean attempt length).
 --   estimated_saving = gross saving - expected lost cost; negative means spot does not pay for this run.
 -- * A run already on spot: spot_saved = ListCost - EffectiveCost of its spot (PricingCategory Dynamic) GPU
 --   pieces; estimated_saving is NULL.
@@ -25,7 +25,7 @@ intervals AS (
 
 -- the mean attempt length stands in for runs advice.checkpoint_intervals leaves out (never interrupted)
 attempt_lengths AS (
-    SELECT cluster, team, run_group, currency, avg(epoch(end_time) - epoch(start_time)) / 60 AS mean_attempt_minutes
+    SELECT cluster, team, run_group, currency, CAST(avg(exact(epoch(end_time) - epoch(start_time))) / 60 AS DOUBLE) AS mean_attempt_minutes
     FROM (
         SELECT DISTINCT
             cluster, team, run_group, currency, job_id, start_time,
@@ -95,16 +95,14 @@ priced AS (
         *,
         CASE
             WHEN NOT on_spot AND spot_price_ratio IS NOT NULL THEN CAST(
-                round(gpu_cost - gpu_cost * CAST(spot_price_ratio AS DECIMAL(38, 18)), 10) AS DECIMAL(38, 10)
+                round(gpu_cost - spot_price * CAST(gpu_hours AS DECIMAL(38, 18)), 10) AS DECIMAL(38, 10)
             )
         END AS gross_saving,
         CASE
             WHEN NOT on_spot AND spot_price_ratio IS NOT NULL THEN CAST(
                 round(
-                    gpu_cost * CAST(
-                        spot_price_ratio * expected_interruptions * coalesce(lost_gpu_hours_per_interruption, 0)
-                        / nullif(gpu_hours, 0) AS DECIMAL(38, 18)
-                    ),
+                    spot_price
+                    * CAST(expected_interruptions * coalesce(lost_gpu_hours_per_interruption, 0) AS DECIMAL(38, 18)),
                     10
                 ) AS DECIMAL(38, 10)
             )
@@ -160,9 +158,8 @@ SELECT
         WHEN spot_price_ratio IS NULL THEN 'spot what-if: not estimable without a spot and an on-demand price'
             || ' for its GPU model at its provider in its currency in the rate card'
         ELSE printf(
-            'spot what-if: GPU cost x (1 - spot / on-demand price) minus expected interruptions (its own'
-            || ' interruptions + failures) x (checkpoint interval / 2 + %.1f min restart) x GPUs'
-            || ' x its GPU-hour cost x spot ratio; %s',
+            'spot what-if: GPU cost - GPU-hours x spot price, minus expected interruptions (its own'
+            || ' interruptions + failures) x (checkpoint interval / 2 + %.1f min restart) x GPUs x spot price; %s',
             restart_minutes, prices_named
         )
     END AS method,

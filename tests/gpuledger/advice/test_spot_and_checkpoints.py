@@ -25,6 +25,7 @@ from tests.fixtures.allocation_cases import (
     insert_jobs,
     node_config,
     split,
+    storage_charge,
 )
 
 D = Decimal
@@ -224,21 +225,6 @@ def test_without_checkpoints_the_interval_is_the_mean_attempt_length(con):
     (evidence,) = row(con, "checkpoint_intervals", "n", "evidence")
     assert "mean attempt length 90.0 min" in evidence and "all work since the attempt started is lost" in evidence
     assert con.execute("SELECT count(*) FROM advice.checkpoint_intervals WHERE run_group = 'ok'").fetchone() == (0,)
-
-
-def storage_charge(line_item: str, start: datetime, billed: str, month: int) -> Charge:
-    return Charge(
-        line_item,
-        resource_id="ckpt-bucket",
-        start=start,
-        hours=24,
-        billed=D(billed),
-        instance_type=None,
-        usage_type="USE1-TimedStorage-ByteHrs",
-        service_category="Storage",
-        consumed_unit=None,
-        billing_period_start=datetime(2026, month, 1, tzinfo=UTC),
-    )
 
 
 def test_retention_prices_deleting_all_but_the_newest_three_checkpoints(con):

@@ -28,6 +28,7 @@ from tests.fixtures.allocation_cases import (
     node_config,
     pieces,
     split,
+    storage_charge,
 )
 
 D = Decimal
@@ -182,21 +183,6 @@ def test_run_groups_are_the_schedulers_not_the_job_name(con):
     # configured to group by name, t1 and t2 are one run of two attempts
     split(con, node_config(group_by_name=True))
     assert team_month(con, "llm", "completed_runs") == (2,)
-
-
-def storage_charge(line_item: str, start: datetime, billed: str, month: int = 11) -> Charge:
-    return Charge(
-        line_item,
-        resource_id="ckpt-bucket",
-        start=start,
-        hours=24,
-        billed=D(billed),
-        instance_type=None,
-        usage_type="USE1-TimedStorage-ByteHrs",
-        service_category="Storage",
-        consumed_unit=None,
-        billing_period_start=datetime(2026, month, 1, tzinfo=UTC),
-    )
 
 
 def test_cost_to_finish_is_frozen_when_the_run_completes(con):
