@@ -55,6 +55,7 @@ from dagster import (
 from pydantic import Field
 
 from connectors.sync import SyncBusy, remote_sources, sync_source
+from gpuledger.advice.advise import advise
 from gpuledger.chargeback.months import issue_month, lifecycle_now, refreshable_months, update_months
 from gpuledger.gates.freshness import STALE_AFTER_HOURS, stale_sources
 from gpuledger.gates.load import SliceTotal
@@ -275,6 +276,28 @@ def allocation_and_showback(
     )
 
 
+ADVICE_KEY = ["advice", "opportunities"]
+
+
+@asset(
+    key=ADVICE_KEY,
+    deps=list(SHOWBACK_KEYS),
+    group_name="advice",
+    op_tags=WAREHOUSE_TAGS,
+    description="ESTIMATES per completed run, session and GPU model (right-sizing, spot, checkpoint interval and "
+    "retention, notebook auto-stop, owned vs rented) and the savings opportunities per team and month "
+    "(advice.*), priced from the rate card; never part of a billed total (the stage refuses to commit if a "
+    "billed, showback or chargeback sum moved).",
+)
+def advice_opportunities(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
+    home = warehouse.resolved_home()
+    with closing(open_warehouse(home)) as con:
+        result = advise(con, load_config(home).advice)
+    if result.example_rates:
+        context.log.warning("advice priced from the EXAMPLE rate card: set [advice] rate_card to your own prices")
+    return MaterializeResult(metadata={"rows": result.rows, "example_rate_card": result.example_rates})
+
+
 @asset(
     key=["chargeback", "months"],
     deps=[SHOWBACK_KEYS[0]],
@@ -327,7 +350,7 @@ def chargeback_statements(context: AssetExecutionContext, warehouse: WarehouseRe
 
 @asset(
     key=["publish", "analyst_duckdb"],
-    deps=[*SHOWBACK_KEYS, chargeback_months, chargeback_statements],
+    deps=[*SHOWBACK_KEYS, advice_opportunities, chargeback_months, chargeback_statements],
     group_name="publish",
     op_tags=WAREHOUSE_TAGS,
     check_specs=[
@@ -391,8 +414,8 @@ monthly_allocation = define_asset_job(
 )
 publishing = define_asset_job(
     "publishing",
-    selection=[chargeback_months, analyst_duckdb],
-    description="Nightly: month states, then the analyst file.",
+    selection=[advice_opportunities, chargeback_months, analyst_duckdb],
+    description="Nightly: the advice estimates, month states, then the analyst file.",
 )
 month_close = define_asset_job(
     "month_close",
@@ -530,7 +553,7 @@ def build_definitions(home: Path | None = None) -> Definitions:
     )
     sources = source_assets(config)
     return Definitions(
-        assets=[*sources, ingestion, allocation, chargeback_months, *STATEMENT_ASSETS],
+        assets=[*sources, ingestion, allocation, advice_opportunities, chargeback_months, *STATEMENT_ASSETS],
         jobs=[*DOWNSTREAM_JOBS, month_close, nightly_sync, *([observe_sources] if sources else [])],
         schedules=[nightly],
         sensors=[

@@ -31,6 +31,7 @@ from typing import Any
 import duckdb
 
 from connectors.ledger import write_atomically
+from gpuledger.advice.advise import published_advice_tables
 from gpuledger.gates.verdicts import publish_blockers
 from gpuledger.warehouse.database import create_billing_month
 from gpuledger.warehouse.failpoints import failpoint
@@ -59,8 +60,10 @@ PUBLISHED_TABLES = (
     "chargeback.statement_lines",
     "chargeback.statement_adjustments",
     "chargeback.adjustments",
+    *published_advice_tables(),
 )
-"""Copied whole into the analyst file; the warehouse's staging, telemetry detail and reference tables are not."""
+"""Copied whole into the analyst file; the warehouse's staging, telemetry detail and reference tables are not.
+The advice tables are ESTIMATES, in their own schema: no view adds them to billed money."""
 
 REFERENCE_TABLES = ("ref.gpu_models", "ref.gpu_instances")
 """The GPU catalog, written from ``models/gpu_catalog.py`` (the data allocation looks instance types up in)."""
@@ -176,6 +179,10 @@ def _write_gpu_catalog(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
             # as text: the catalog's decimal figures reach the DECIMAL columns without a binary float between
             "memory_gib": [str(m.memory_gib) for m in models],
             "bandwidth_tbps": [str(m.memory_bandwidth_tbps) for m in models],
+            "dense_tflops": [str(m.dense_tflops) for m in models],
+            "fp8": [m.fp8 for m in models],
+            "fp4": [m.fp4 for m in models],
+            "interconnects": [m.interconnect for m in models],
         },
     )
     instances = sorted(GPU_INSTANCE_TYPES.values(), key=lambda t: (t.provider, t.instance_type))

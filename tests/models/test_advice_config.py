@@ -62,14 +62,18 @@ def test_a_bad_rate_card_row_names_file_row_and_column(home, row, column):
 def test_inline_rates_and_owned_hardware(home):
     config = _advice(
         home,
-        "[[advice.rates]]\nprovider = \"CoreWeave\"\ngpu_model = \"H200\"\npricing_category = \"committed\"\n"
-        "price_per_gpu_hour = \"4.10\"\nas_of = \"2026-12-01\"\nsource = \"reserved 1y\"\n"
-        "[[advice.owned]]\ngpu_model = \"H100\"\ncapex_per_gpu = \"30000\"\ndepreciation_years = 5\n"
-        "watts_per_gpu = 1100\nprice_per_kwh = \"0.09\"\npue = 1.2\ncolocation_per_gpu_month = \"120\"\n",
+        '[[advice.rates]]\nprovider = "CoreWeave"\ngpu_model = "H200"\npricing_category = "committed"\n'
+        'price_per_gpu_hour = "4.10"\nas_of = "2026-12-01"\nsource = "reserved 1y"\n'
+        '[[advice.owned]]\ngpu_model = "H100"\ncapex_per_gpu = "30000"\ndepreciation_years = 5\n'
+        'watts_per_gpu = 1100\nprice_per_kwh = "0.09"\npue = 1.2\ncolocation_per_gpu_month = "120"\n',
     )
     assert config.rates[0].price_per_gpu_hour == Decimal("4.10") and config.rates[0].currency == "USD"
     (owned,) = config.owned
-    assert (owned.capex_per_gpu, owned.depreciation_years, owned.price_per_kwh) == (Decimal(30000), 5.0, Decimal("0.09"))
+    assert (owned.capex_per_gpu, owned.depreciation_years, owned.price_per_kwh) == (
+        Decimal(30000),
+        5.0,
+        Decimal("0.09"),
+    )
     assert not config.owned_are_example
 
 

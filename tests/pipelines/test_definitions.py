@@ -36,7 +36,7 @@ EXPORTS = ("helios_azure_mca", "helios_coreweave_focus", "helios_cur2", "helios_
 TELEMETRY = ("helios_azure", "helios_coreweave", "helios_eks", "helios_gcp", "helios_slurm_dcgm", "helios_slurm_sacct")
 SHOWBACK = ("showback/idle_by_hour_of_week", "showback/job_costs", "showback/team_month", "showback/user_month")
 # asset -> (group, parents): the README's flow, sources -> normalize -> telemetry -> allocation -> showback ->
-# chargeback -> publish -> reports
+# advice -> chargeback -> publish -> reports
 DEMO_GRAPH = {
     **{f"sources/exports/{name}": ("sources", set()) for name in EXPORTS},
     **{f"sources/telemetry/{name}": ("sources", set()) for name in TELEMETRY},
@@ -44,9 +44,13 @@ DEMO_GRAPH = {
     "telemetry/gpu_activity": ("telemetry", {f"sources/telemetry/{name}" for name in TELEMETRY}),
     "allocation/cost_split": ("allocation", {"focus/costs", "telemetry/gpu_activity"}),
     **{key: ("showback", {"allocation/cost_split"}) for key in SHOWBACK},
+    "advice/opportunities": ("advice", set(SHOWBACK)),
     "chargeback/months": ("chargeback", {"showback/team_month"}),
     "chargeback/statements": ("chargeback", {"chargeback/months"}),
-    "publish/analyst_duckdb": ("publish", {*SHOWBACK, "chargeback/months", "chargeback/statements"}),
+    "publish/analyst_duckdb": (
+        "publish",
+        {*SHOWBACK, "advice/opportunities", "chargeback/months", "chargeback/statements"},
+    ),
     "reports/chargeback_report": ("reports", {"chargeback/statements", "publish/analyst_duckdb"}),
 }
 # (asset, check) -> blocking: the ERROR checks stop what depends on their asset, the warnings do not

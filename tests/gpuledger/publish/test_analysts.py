@@ -86,13 +86,13 @@ def literal(sql: str, column: str) -> str:
     return match.group(1)
 
 
-def test_the_document_has_exactly_twelve_numbered_examples():
+def test_the_document_has_exactly_thirteen_numbered_examples():
     examples = example_queries()
-    assert [number for number, _, _ in examples] == list(range(1, 13))
+    assert [number for number, _, _ in examples] == list(range(1, 14))
     assert all(question.endswith("?") and sql.strip() for _, question, sql in examples)
 
 
-@pytest.mark.parametrize("number", range(1, 13))
+@pytest.mark.parametrize("number", range(1, 14))
 def test_every_example_runs_read_only_and_returns_rows(analyst, number):
     rows = run(analyst, EXAMPLES[number])
     if number != 10:  # statement vs current is empty until a month is issued (test below)
@@ -322,6 +322,23 @@ def test_the_instances_with_the_most_idle_money_in_a_month(analyst):
     ).fetchone()
     assert (rows[0]["ResourceId"], rows[0]["idle_cost"]) == (top[0], cents(top[1]))
     assert all(row["gpu_model"] and row["owner_team"] for row in rows if row["idle_unallocated_cost"] > 0)
+
+
+def test_the_savings_opportunities_are_the_estimates_rounded_and_ranked(analyst):
+    rows = run(analyst, EXAMPLES[13])
+    assert rows and all(row["rank"] <= 3 for row in rows)
+    exact = {
+        (team, currency, rank): saving
+        for team, currency, rank, saving in analyst.execute(
+            "SELECT team, currency, rank, estimated_saving FROM advice.opportunities WHERE month = DATE '2026-10-01'"
+        ).fetchall()
+    }
+    for row in rows:
+        assert row["estimated_saving"] == cents(exact[(row["team"], row["currency"], row["rank"])]) > 0
+    for (team, currency, rank), saving in exact.items():
+        if rank > 1:
+            assert saving <= exact[(team, currency, rank - 1)]
+    assert {row["opportunity"] for row in rows} >= {"owned GPUs", "spot"}
 
 
 def test_every_published_table_column_and_view_is_described(analyst):

@@ -47,7 +47,7 @@ def test_published_tables_equal_the_warehouse_s(demo_home):
         assert expected["focus.costs"] > 0 and expected["showback.team_month"] > 0
         # the analyst file holds what analysts query and the GPU catalog, not the pipeline's staging tables
         schemas = {row[0] for row in analyst.execute("SELECT DISTINCT schema_name FROM duckdb_tables()").fetchall()}
-        assert schemas == {"focus", "allocation", "showback", "gpu", "meta", "chargeback", "ref"}
+        assert schemas == {"focus", "allocation", "showback", "gpu", "meta", "chargeback", "ref", "advice"}
 
 
 def test_a_failed_check_publishes_nothing_and_keeps_the_old_file(demo_copy, capsys):

@@ -104,7 +104,17 @@ def test_the_billing_month_is_stored_by_the_one_rule(analyst):
 def test_the_gpu_catalog_is_in_the_file(analyst):
     models = analyst.execute("SELECT * FROM ref.gpu_models ORDER BY gpu_model").fetchall()
     assert models == [
-        (m.name, m.vendor, m.architecture, Decimal(str(m.memory_gib)), Decimal(str(m.memory_bandwidth_tbps)))
+        (
+            m.name,
+            m.vendor,
+            m.architecture,
+            Decimal(str(m.memory_gib)),
+            Decimal(str(m.memory_bandwidth_tbps)),
+            Decimal(str(m.dense_tflops)),
+            m.fp8,
+            m.fp4,
+            m.interconnect,
+        )
         for m in sorted(GPU_MODELS.values(), key=lambda m: m.name)
     ]
     instances = analyst.execute("SELECT * FROM ref.gpu_instances ORDER BY provider, instance_type").fetchall()
