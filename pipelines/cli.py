@@ -225,6 +225,22 @@ def _parser() -> argparse.ArgumentParser:
     )
     report.set_defaults(handler=_report)
 
+    advise = command(
+        "advise",
+        "list a month's estimated savings per team (estimates, never billed)",
+        "List what a billing month could have cost less, per team and currency, largest first: right-sizing, a"
+        " cheaper provider, spot, checkpoint interval and retention, notebook auto-stop, owned GPUs. Each is an"
+        " ESTIMATE, with its method and evidence (--verbose), as last published in analyst.duckdb; opportunities"
+        " overlap, so they are never added up.",
+        "gpuledger advise --home .home --month 2026-10 --team research",
+    )
+    advise.add_argument("--month", required=True, help="billing month YYYY-MM")
+    advise.add_argument("--team", help="only this team's opportunities")
+    advise.add_argument(
+        "--verbose", action="store_true", help="also each opportunity's method, evidence and every run group"
+    )
+    advise.set_defaults(handler=_advise)
+
     sql = command(
         "sql",
         "query the published analyst.duckdb (read-only)",
@@ -327,13 +343,15 @@ def _run(args: argparse.Namespace, home: Path | None = None) -> int:
     print("  focus.costs (FOCUS 1.2), allocation.cost_split, showback.team_month, showback.job_costs,")
     print("  showback.user_month, showback.idle_by_hour_of_week, showback.team_month_reporting, meta.months,")
     print("  chargeback.*, ref.gpu_models, ref.gpu_instances, views.* (rounded to cents; e.g. views.completed_runs,")
-    print("  views.idle_by_instance)")
+    print("  views.idle_by_instance); ESTIMATED savings apart from billed money: advice.*, views.savings_opportunities")
     print(f"  SQL prompt: {_hint(home, 'sql')}")
     print(f"  one query:  {_hint(home, 'sql', '--query', EXAMPLE_QUERY)}")
     print(f"  Python:     {_python_query(analyst, EXAMPLE_QUERY)}")
     print(f"  Parquet: {home / PUBLISHED_FOLDER / 'focus'}/ProviderName=*/billing_month=*/*.parquet")
     print(f"  pipeline warehouse: {home / WAREHOUSE_FILE}")
     print(f"  status:     {_hint(home, 'status')}")
+    if teams:
+        print(f"  savings:    {_hint(home, 'advise', '--month', max(row[0] for row in teams))}")
     print(f"  Dagster run history: {os.environ.get('DAGSTER_HOME') or home / 'dagster'}")
     _print_held(outcome.held, home)
     return EXIT_HELD if outcome.held else 0
@@ -695,6 +713,81 @@ def _read_warehouse(home: Path) -> duckdb.DuckDBPyConnection:
         return connect(home / WAREHOUSE_FILE, read_only=True)
     except duckdb.IOException as exc:
         raise GpuledgerError(f"{home / WAREHOUSE_FILE} is being written (a run?): {describe_error(exc)}") from None
+
+
+def _advise(args: argparse.Namespace) -> int:
+    from gpuledger.chargeback.statement import advice_rows
+    from gpuledger.publish.snapshot import ANALYST_FILE
+    from gpuledger.reports.formatting import money
+    from gpuledger.reports.html import RUNS_LISTED
+
+    if not _MONTH.fullmatch(args.month):
+        print(f"gpuledger: --month {args.month!r} is not YYYY-MM", file=sys.stderr)
+        return 2
+    home = _existing_home(args, ANALYST_FILE)
+    # the published file: never locked by a run, as status reads the months
+    with closing(connect(home / ANALYST_FILE, read_only=True)) as con:
+        teams = [str(team) for (team,) in con.execute(load_sql("reports/advice_teams.sql")).fetchall()]
+        if args.team is not None and args.team not in teams:
+            raise GpuledgerError(f"no team {printable(args.team)!r}; the teams: {', '.join(teams) or '(none)'}")
+        found = advice_rows(con, BillingMonth.parse(args.month).first_day)
+    if found is None:
+        print(
+            f"No estimates in {home / ANALYST_FILE}: it was published before the advice stage ran"
+            f" ({_hint(home, 'run')} estimates and publishes them)."
+        )
+        return 0
+    card, rows = found
+    rows = [row for row in rows if args.team is None or row["team"] == args.team]
+    priced = "the EXAMPLE rate card (list prices" if card["example"] else "the configured rate card (prices"
+    dates = ", ".join(str(d) for d in card["as_of"]) or "none"
+    example = ": verify, or set [advice] rate_card to your own prices, before acting" if card["example"] else ""
+    header = (
+        f"ESTIMATES for {args.month}, as last published: not billed, not in any total. Opportunities"
+        f" overlap (a run may be right-sized and moved to spot), so they are never added up. Priced from {priced}"
+        f" as of {dates}){example}."
+    )
+    print(_wrapped(header))
+    if not rows:
+        print(f"\nNo opportunities estimated for {args.month}{f' for team {args.team}' if args.team else ''}.")
+        return 0
+
+    def who(row: dict[str, object]) -> str:
+        return printable(str(row["team"])) if row["team"] is not None else "company-wide"
+
+    def runs(groups: list[str] | None, listed: int) -> str:
+        names = [printable(g) for g in groups or []]
+        more = f" +{len(names) - listed} more" if len(names) > listed else ""
+        return ", ".join(names[:listed]) + more
+
+    table = [
+        (
+            who(row),
+            row["rank"],
+            printable(row["opportunity"]),
+            runs(row["run_groups"], RUNS_LISTED),
+            f"{money(row['estimated_saving'])} {row['currency'] or '(none)'}",
+        )
+        for row in rows
+    ]
+    print()
+    print(_table(["team", "rank", "opportunity", "runs", "estimated saving"], table))
+    if args.verbose:
+        width = min(100, shutil.get_terminal_size().columns - 2)
+        for row, line in zip(rows, table, strict=True):
+            print(f"\n{line[0]} #{line[1]} {line[2]}: {line[4]}")
+            for label, text in (
+                ("method", printable(row["method"], limit=2000)),
+                ("evidence", printable(row["evidence"], limit=2000)),
+                ("runs", runs(row["run_groups"], len(row["run_groups"] or []))),
+            ):
+                print(textwrap.fill(text, width, initial_indent=f"  {label + ':':10}", subsequent_indent=" " * 12))
+    else:
+        team = ["--team", args.team] if args.team else []
+        print(
+            f"\nEach estimate's method and evidence: {_hint(home, 'advise', '--month', args.month, *team, '--verbose')}"
+        )
+    return 0
 
 
 def _sql(args: argparse.Namespace) -> int:

@@ -4,13 +4,15 @@ issued version (``chargeback.statements.data``) and the only input the reports r
 Amounts are DECIMAL strings as the warehouse holds them (10 decimals; rates 18), never floats, in the source
 currency and, when a reporting currency is configured, in it at the month's locked rate with the rate, its date
 and its source beside them. Ratios are derived from those amounts (6 decimals). The figures (everything but the
-version, issue time, previous version and the listed adjustments) decide whether issuing creates a new version.
+version, issue time, previous version, the listed adjustments and the advice) decide whether issuing creates a new
+version. The advice is the advice stage's ESTIMATES as they stood at issue time, never billed money.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import UTC, date, datetime
 from decimal import ROUND_HALF_UP, Decimal
@@ -49,10 +51,18 @@ CATEGORY_LABELS = {
 AMOUNTS = (*CATEGORIES, "idle", "total", "billed", "failed_run", "cost_per_completed_run")
 SUMMABLE = tuple(key for key in AMOUNTS if key != "cost_per_completed_run")
 """Amounts that add up across currencies once converted (a sum of per-run averages means nothing)."""
-NOT_FIGURES = ("version", "issued_at", "previous_version", "adjustments")
-"""Keys of the stored data that describe the issue, not the month: left out when deciding if figures changed."""
+NOT_FIGURES = ("version", "issued_at", "previous_version", "adjustments", "advice")
+"""Keys of the stored data that describe the issue, not the month's charges: left out when deciding if figures
+changed (estimates that changed alone never make a new version)."""
+ADVICE_NOTE = (
+    "Not billed and not included in any total: what this month could have cost with other choices, each estimated"
+    " by the method and from the evidence beside it. Opportunities overlap (the same run may be right-sized and"
+    " moved to spot), so they are never added up."
+)
 
 _RATIO = Decimal("0.000001")
+_OPPORTUNITY = ("rank", "opportunity", "currency", "estimated_saving", "method", "evidence", "run_groups")
+"""What the statement keeps of an estimated opportunity."""
 
 
 def build_statement(
@@ -78,6 +88,7 @@ def build_statement(
     adjustments = _rows(con, "reports/adjustments.sql", params)
     focus = _rows(con, "reports/focus_totals.sql", params)
     rates = _rows(con, "reports/rates.sql", params)
+    advice = statement_advice(con, start)
 
     previous_month = str(BillingMonth.parse(month).previous())
     # which figures of the month before the change compares with: its latest statement version, or today's (None)
@@ -111,8 +122,40 @@ def build_statement(
         "company": _company(teams, lines, focus, rates, previous, reporting),
         "teams": teams,
         "adjustments": [_plain(row) for row in adjustments],
+        "advice": advice,
     }
     return normalized(data)
+
+
+def advice_rows(con: duckdb.DuckDBPyConnection, start: date) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    """The rate card summary and every estimated opportunity of the month starting ``start``, ranked; None when
+    the database holds no advice tables (the advice stage never ran on it)."""
+    ready = con.execute(load_sql("reports/advice_ready.sql")).fetchone()
+    if not (ready and ready[0]):
+        return None
+    [card] = _rows(con, "reports/advice_rate_card.sql", {})
+    return card, _rows(con, "reports/advice.sql", {"month": start})
+
+
+def statement_advice(con: duckdb.DuckDBPyConnection, start: date) -> dict[str, Any]:
+    """The statement's advice: per team (and company-wide) the opportunities the report lists, the count of
+    those it does not, and the rate card they were priced from; empty when the advice stage never ran."""
+    found = advice_rows(con, start)
+    card, rows = found if found else ({"example": None, "as_of": [], "sources": [], "prices": 0}, [])
+    company: list[dict[str, Any]] = []
+    teams: dict[str, list[dict[str, Any]]] = {}
+    for row in (row for row in rows if row["listed"]):
+        item = _plain({key: row[key] for key in _OPPORTUNITY})
+        (company if row["team"] is None else teams.setdefault(row["team"], [])).append(item)
+    unlisted = Counter(row["team"] for row in rows if not row["listed"])
+    return {
+        "estimated": found is not None,
+        "note": ADVICE_NOTE,
+        "rate_card": _plain(card) | {"as_of": [_value(d) for d in card["as_of"]]},
+        "company": company,
+        "teams": teams,
+        "unlisted": {"company": unlisted.pop(None, 0), "teams": dict(unlisted)},
+    }
 
 
 def canonical_json(data: dict[str, Any]) -> bytes:

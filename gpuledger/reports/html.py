@@ -4,6 +4,7 @@ no external reference: the same data gives the same bytes."""
 
 from __future__ import annotations
 
+import shlex
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,10 @@ _ENV.filters.update(
     rate=formatting.rate,
     currency=formatting.currency,
     timestamp=formatting.timestamp,
+    shell=shlex.quote,
 )
+RUNS_LISTED = 3
+"""Run groups named per opportunity in the report (the rest counted; statement.json lists them all)."""
 ROUNDING_NOTE = (
     "Amounts are rounded to cents once, so that every table adds up as printed: a table's total is its exact"
     " total rounded half away from zero, and its lines share that total's cents by largest remainder (each line"
@@ -68,6 +72,7 @@ def render_html(data: dict[str, Any], *, team: str | None = None) -> str:
         corrections=[a for a in data["adjustments"] if a["kind"] == "correction"],
         carried=[a for a in data["adjustments"] if a["kind"] == "carried"],
         source_name=lambda path: Path(path).name if path else formatting.DASH,
+        advice=_advice_view(data.get("advice")),
     )
 
 
@@ -94,6 +99,29 @@ def _team_view(
             team["idle_heatmap"]["idle_gpu_hours"], title=f"{team['team']}: idle GPU-hours by hour of week (UTC)"
         ),
         "adjustments": [a for a in data["adjustments"] if a["team"] == team["team"]],
+    }
+
+
+def _advice_view(advice: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The stored advice with each opportunity's first run groups to list; None for a version issued before
+    statements stored advice."""
+    if advice is None:
+        return None
+
+    def listed(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [
+            {
+                **item,
+                "runs": (item["run_groups"] or [])[:RUNS_LISTED],
+                "more_runs": len(item["run_groups"] or []) - RUNS_LISTED,
+            }
+            for item in items
+        ]
+
+    return {
+        **advice,
+        "company": listed(advice["company"]),
+        "teams": {team: listed(items) for team, items in advice["teams"].items()},
     }
 
 

@@ -139,7 +139,7 @@ def test_version_and_help_speak_to_users(capsys):
         main(["--help"])
     overview = capsys.readouterr().out
     assert "contract" not in overview and "FOCUS 1.2" in overview
-    for command in ("demo", "run", "import", "accept", "sync", "status", "export-focus", "report", "sql"):
+    for command in ("demo", "run", "import", "accept", "sync", "status", "export-focus", "report", "advise", "sql"):
         assert f"    {command}" in overview
         with pytest.raises(SystemExit):
             main([command, "--help"])
