@@ -155,6 +155,11 @@ described AS (
             CASE WHEN e.fp8_unused THEN printf(
                 'FP8 unused: peak tensor activity %.2f < %.2f on %s', e.peak_tensor_active, s.fp8_tensor_activity,
                 e.source_architecture
+            ) END,
+            -- committed capacity is paid whether the run uses it or not: moving saves only at renewal
+            CASE WHEN e.committed_gpu_cost > 0 THEN printf(
+                '%.0f%% of its GPU cost was committed capacity (reserved, savings plan, CUD): realizable at renewal',
+                100 * e.committed_gpu_cost / nullif(e.gpu_cost, 0)
             ) END
         ) AS evidence
     FROM estimated AS e

@@ -1,9 +1,9 @@
 -- advice.run_profiles: every completed run (run group, not a session) per currency, with what the advice
 -- methods need: its GPU model, provider and GPU count (of the final attempt), held and active GPU-hours, GPU
--- cost and cost to finish, spot charges and their list price, its interruptions and failures, and its
--- activity (SM, tensor, DRAM: means weighted by held time; the highest hourly tensor activity) and framebuffer
--- high-water mark (DCGM FB_USED, the most any of its GPUs held in any hour). Billed figures are read from
--- allocation.cost_split / showback.job_costs, never changed. No parameters.
+-- cost and cost to finish, spot charges and their list price, committed-capacity charges, its interruptions and
+-- failures, and its activity (SM, tensor, DRAM: means weighted by held time; the highest hourly tensor activity)
+-- and framebuffer high-water mark (DCGM FB_USED, the most any of its GPUs held in any hour). Billed figures are
+-- read from allocation.cost_split / showback.job_costs, never changed. No parameters.
 WITH attempts AS (
     SELECT DISTINCT
         cluster, job_id, team, run_group, outcome, start_time, gpu_count, gpu_model, run_group_attempts,
@@ -60,6 +60,8 @@ money AS (
             AS spot_gpu_cost,
         coalesce(sum(list_cost) FILTER (WHERE category IN ('run', 'idle') AND PricingCategory = 'Dynamic'), 0)
             AS spot_gpu_list_cost,
+        coalesce(sum(EffectiveCost) FILTER (WHERE category IN ('run', 'idle') AND PricingCategory = 'Committed'), 0)
+            AS committed_gpu_cost,
         CAST(coalesce(sum(exact(gpu_hours)), 0) AS DOUBLE) AS gpu_hours
     FROM pieces
     GROUP BY ALL
@@ -112,6 +114,7 @@ SELECT
     f.cost_to_finish,
     m.spot_gpu_cost,
     m.spot_gpu_list_cost,
+    m.committed_gpu_cost,
     a.sm_active,
     a.tensor_active,
     a.dram_active,

@@ -427,6 +427,7 @@ COMMENT ON COLUMN advice.run_profiles.gpu_cost IS 'EffectiveCost of its run and 
 COMMENT ON COLUMN advice.run_profiles.cost_to_finish IS 'Its cost to finish (views.completed_runs), exact.';
 COMMENT ON COLUMN advice.run_profiles.spot_gpu_cost IS 'Of gpu_cost, the EffectiveCost of pieces of spot charges (PricingCategory Dynamic).';
 COMMENT ON COLUMN advice.run_profiles.spot_gpu_list_cost IS 'The ListCost share of those spot pieces: what they would have cost at list price.';
+COMMENT ON COLUMN advice.run_profiles.committed_gpu_cost IS 'Of gpu_cost, the EffectiveCost of pieces of committed-capacity charges (PricingCategory Committed: reservations, savings plans, committed use discounts).';
 COMMENT ON COLUMN advice.run_profiles.sm_active IS 'Mean SM activity (0-1) over its held time.';
 COMMENT ON COLUMN advice.run_profiles.tensor_active IS 'Mean tensor-pipe activity (0-1) over its held time.';
 COMMENT ON COLUMN advice.run_profiles.dram_active IS 'Mean DRAM (memory bandwidth) activity (0-1) over its held time.';

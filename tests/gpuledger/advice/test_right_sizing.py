@@ -130,6 +130,28 @@ def test_30_gib_on_h100_fits_a100_80gb_and_l40s_at_their_estimated_costs(con):
     assert "FP8" not in evidence
 
 
+def test_a_run_on_committed_capacity_says_its_saving_comes_at_renewal(con):
+    # The same hour, three quarters of it under a savings plan (PricingCategory Committed, 41.28 of 55.04): the
+    # estimate stands, and its evidence says 75 % of the GPU cost was committed capacity, saved only at renewal.
+    insert_charges(
+        con,
+        [
+            Charge("h-sp", billed=D("41.28"), pricing_category="Committed"),
+            Charge("h-od", billed=D("13.76"), pricing_category="Standard"),
+        ],
+    )
+    insert_jobs(con, [Job("r30", at(2), at(2, 1))])
+    insert_dcgm(con, "gpu-01", at(2), "r30", active_seconds=2700)
+    split(con, node_config())
+    advise(con, CONFIG)
+    assert con.execute("SELECT committed_gpu_cost FROM advice.run_profiles").fetchall() == [(D("41.28"),)]
+    evidence = con.execute("SELECT evidence FROM advice.right_sizing WHERE target_gpu_model = 'L40S'").fetchone()
+    assert evidence is not None
+    assert evidence[0].endswith(
+        "75% of its GPU cost was committed capacity (reserved, savings plan, CUD): realizable at renewal"
+    )
+
+
 def test_120_gib_single_gpu_on_h200_does_not_fit_an_80_gb_gpu_and_a_sharded_run_spreads(con):
     # One hour of a p5e.48xlarge (8 H200) at 63.28. Job "big" holds GPU 0 with a 120 GiB high-water mark: a single
     # GPU run cannot shard, and 120 > 72 GiB usable of an A100-80GB or an H100 -> does not fit, no saving. Job
