@@ -51,6 +51,7 @@ def advise(con: duckdb.DuckDBPyConnection, config: AdviceConfig) -> AdviceResult
     with transaction(con):
         before = con.execute(load_sql("advice/billed_totals.sql")).fetchall()
         write_advice_config(con, config)
+        con.execute(load_sql("allocation/macros.sql"))  # the split's rules the estimates share (a charge's hours)
         con.execute(load_sql("advice/macros.sql"))
         for model in ADVICE_MODELS:
             # Model names are this module's constants; the bodies are the project's SQL files.

@@ -50,7 +50,7 @@ charges AS (
         ChargePeriodEnd,
         sum(EffectiveCost) AS cost,
         sum(gpu_hours) AS gpu_hours,
-        greatest(ceil(epoch(ChargePeriodEnd - date_trunc('hour', ChargePeriodStart)) / 3600), 1) AS hours
+        charge_period_hour_count(ChargePeriodStart, ChargePeriodEnd) AS hours
     FROM catalog_pieces
     GROUP BY ALL
 ),
@@ -62,7 +62,7 @@ hourly AS (
         currency,
         gpu_model,
         CAST(round(gpu_hours * CAST(1 / hours AS DECIMAL(38, 18)), 10) AS DECIMAL(38, 10)) AS gpu_hours,
-        unnest(range(date_trunc('hour', ChargePeriodStart), ChargePeriodEnd, INTERVAL 1 HOUR)) AS hour
+        unnest(charge_period_hours(ChargePeriodStart, ChargePeriodEnd)) AS hour
     FROM charges
 ),
 

@@ -23,7 +23,7 @@ pieces AS (
         s.gpu_hours,
         s.ChargePeriodStart,
         s.ChargePeriodEnd,
-        greatest(ceil(epoch(s.ChargePeriodEnd - date_trunc('hour', s.ChargePeriodStart)) / 3600), 1) AS hours
+        charge_period_hour_count(s.ChargePeriodStart, s.ChargePeriodEnd) AS hours
     FROM allocation.cost_split AS s
     JOIN sessions AS j USING (cluster, job_id)
     WHERE s.category IN ('run', 'idle')
@@ -41,7 +41,7 @@ hourly AS (
         idle_kind,
         CAST(round(EffectiveCost * CAST(1 / hours AS DECIMAL(38, 18)), 10) AS DECIMAL(38, 10)) AS cost,
         CAST(gpu_hours / hours AS DECIMAL(38, 10)) AS gpu_hours,
-        unnest(range(date_trunc('hour', ChargePeriodStart), ChargePeriodEnd, INTERVAL 1 HOUR)) AS hour
+        unnest(charge_period_hours(ChargePeriodStart, ChargePeriodEnd)) AS hour
     FROM pieces
 ),
 

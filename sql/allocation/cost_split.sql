@@ -133,7 +133,7 @@ charge_hours AS (
     SELECT
         charge_key,
         ResourceId,
-        unnest(range(date_trunc('hour', ChargePeriodStart), ChargePeriodEnd, INTERVAL 1 HOUR)) AS hour
+        unnest(charge_period_hours(ChargePeriodStart, ChargePeriodEnd)) AS hour
     FROM classified
     WHERE kind IN ('gpu', 'egress') AND ResourceId IS NOT NULL
 ),

@@ -34,3 +34,11 @@ END);
 -- (a FOCUS-defined key); NULL when neither says the instance has a GPU. The split and its warnings size by it.
 CREATE OR REPLACE TEMP MACRO gpus_per_instance(catalog_gpu_count, sku_price_details) AS
     nullif(greatest(coalesce(catalog_gpu_count, TRY_CAST(sku_price_details->>'GpuCount' AS INTEGER)), 0), 0);
+
+-- The UTC hours a charge period touches, and how many (at least one): what spreads a charge evenly over its hours
+-- (exact for hourly charges, an even spread for daily ones).
+CREATE OR REPLACE TEMP MACRO charge_period_hours(period_start, period_end) AS
+    range(date_trunc('hour', period_start), period_end, INTERVAL 1 HOUR);
+
+CREATE OR REPLACE TEMP MACRO charge_period_hour_count(period_start, period_end) AS
+    greatest(ceil(epoch(period_end - date_trunc('hour', period_start)) / 3600), 1);

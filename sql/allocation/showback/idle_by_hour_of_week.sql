@@ -12,7 +12,7 @@ WITH idle AS (
         ChargePeriodEnd,
         EffectiveCost,
         gpu_hours,
-        greatest(ceil(epoch(ChargePeriodEnd - date_trunc('hour', ChargePeriodStart)) / 3600), 1) AS hours
+        charge_period_hour_count(ChargePeriodStart, ChargePeriodEnd) AS hours
     FROM allocation.cost_split
     WHERE category = 'idle'
 ),
@@ -26,7 +26,7 @@ hourly AS (
         -- rounded per piece and summed as DECIMAL: exact sums, independent of row order
         CAST(EffectiveCost / hours AS DECIMAL(38, 10)) AS cost,
         CAST(gpu_hours / hours AS DECIMAL(38, 10)) AS gpu_hours,
-        unnest(range(date_trunc('hour', ChargePeriodStart), ChargePeriodEnd, INTERVAL 1 HOUR)) AS hour
+        unnest(charge_period_hours(ChargePeriodStart, ChargePeriodEnd)) AS hour
     FROM idle
 )
 
