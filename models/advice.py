@@ -19,6 +19,7 @@ from typing import Any
 
 from models.aws import AWS_PROVIDER_NAME as AWS
 from models.azure import AZURE_PROVIDER_NAME as AZURE
+from models.currencies import ISO_4217_CODES
 from models.errors import InputError
 from models.gcp import GCP_PROVIDER_NAME as GOOGLE_CLOUD
 from models.gpu_catalog import COREWEAVE, GPU_MODELS, LAMBDA, ORACLE
@@ -258,12 +259,15 @@ def _rate(path: Path, entry: object, where: str, section: str | None, row: int |
     if model not in GPU_MODELS:
         message = f"{where}: unknown gpu_model {model!r} (known: {', '.join(sorted(GPU_MODELS))})"
         raise InputError(path, message, row=row, column=column("gpu_model"))
-    price = _decimal(path, entry.get("price_per_gpu_hour"), f"{where}: price_per_gpu_hour", row, column)
+    price = _decimal(path, entry, "price_per_gpu_hour", where, row, column("price_per_gpu_hour"))
     try:
         as_of = date.fromisoformat(str(entry.get("as_of", "")).strip())
     except ValueError as exc:
         raise InputError(path, f"{where}: as_of must be a date YYYY-MM-DD", row=row, column=column("as_of")) from exc
     currency = text("currency").upper() if "currency" in entry else "USD"
+    if currency not in ISO_4217_CODES:
+        message = f"{where}: {currency!r} is not an ISO 4217 currency code"
+        raise InputError(path, message, row=row, column=column("currency"))
     return RateCardEntry(text("provider"), model, category, price, currency, as_of, text("source"))
 
 
@@ -278,19 +282,23 @@ def _owned(path: Path, entry: object, index: int) -> OwnedHardware:
     def column(key: str) -> str:
         return f"advice.owned.{key}"
 
+    currency = str(entry.get("currency", "USD")).upper()
+    if currency not in ISO_4217_CODES:
+        raise InputError(path, f"{where}: {currency!r} is not an ISO 4217 currency code", column=column("currency"))
+
     return OwnedHardware(
         gpu_model=str(model),
-        capex_per_gpu=_decimal(path, entry.get("capex_per_gpu"), f"{where}: capex_per_gpu", None, column),
+        capex_per_gpu=_decimal(path, entry, "capex_per_gpu", where, None, column("capex_per_gpu")),
         depreciation_years=_number(
             path, entry.get("depreciation_years"), column("depreciation_years"), _positive, "> 0"
         ),
         watts_per_gpu=_number(path, entry.get("watts_per_gpu"), column("watts_per_gpu"), _positive, "> 0"),
-        price_per_kwh=_decimal(path, entry.get("price_per_kwh"), f"{where}: price_per_kwh", None, column),
+        price_per_kwh=_decimal(path, entry, "price_per_kwh", where, None, column("price_per_kwh")),
         pue=_number(path, entry.get("pue", 1.0), column("pue"), lambda v: v >= 1, ">= 1"),
         colocation_per_gpu_month=_decimal(
-            path, entry.get("colocation_per_gpu_month", "0"), f"{where}: colocation_per_gpu_month", None, column
+            path, entry, "colocation_per_gpu_month", where, None, column("colocation_per_gpu_month"), default="0"
         ),
-        currency=str(entry.get("currency", "USD")).upper(),
+        currency=currency,
     )
 
 
@@ -304,13 +312,15 @@ def _number(path: Path, value: object, column: str, valid: Any, bounds: str) -> 
     return float(value)
 
 
-def _decimal(path: Path, value: object, what: str, row: int | None, column: Any) -> Decimal:
+def _decimal(
+    path: Path, entry: dict[str, Any], key: str, where: str, row: int | None, column: str, default: str | None = None
+) -> Decimal:
     """Money is read from its text (TOML strings or numbers, CSV cells), never through a float."""
-    key = what.rsplit(": ", 1)[-1]
+    value = entry.get(key, default)
     try:
         amount = Decimal(str(value).strip()) if isinstance(value, str | int | float) else None
     except InvalidOperation:
         amount = None
     if amount is None or not amount.is_finite() or amount < 0:
-        raise InputError(path, f"{what} must be a non-negative amount", row=row, column=column(key))
+        raise InputError(path, f"{where}: {key} must be a non-negative amount", row=row, column=column)
     return amount

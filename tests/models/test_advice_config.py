@@ -50,6 +50,7 @@ def test_a_rate_card_csv_replaces_the_example_with_exact_prices(home):
         ("Lambda,H1000,on-demand,2.49,USD,2026-12-01,x", "gpu_model"),
         ("Lambda,H100,on-demand,-1,USD,2026-12-01,x", "price_per_gpu_hour"),
         ("Lambda,H100,on-demand,2.49,USD,yesterday,x", "as_of"),
+        ("Lambda,H100,on-demand,2.49,USDX,2026-12-01,x", "currency"),
     ],
 )
 def test_a_bad_rate_card_row_names_file_row_and_column(home, row, column):
