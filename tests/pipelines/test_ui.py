@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,15 @@ import pytest
 from tests.fixtures.paths import REPO
 
 STARTED = "Serving dagster-webserver"
+
+
+def _answers(port: int) -> bool:
+    """The webserver serves a page: its log line comes just before uvicorn's loop starts, too early to stop cleanly."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/server_info", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
 
 
 def _free_port() -> int:
@@ -28,9 +38,10 @@ def _free_port() -> int:
 def test_the_ui_starts_quietly_and_its_process_group_stops_within_seconds(tmp_path: Path, stop: signal.Signals):
     env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"} | {"GPULEDGER_HOME": str(tmp_path)}
     log = tmp_path / "ui.log"
+    port = _free_port()
     with log.open("wb") as out:
         ui = subprocess.Popen(
-            [sys.executable, "-m", "pipelines.ui", "--port", str(_free_port())],
+            [sys.executable, "-m", "pipelines.ui", "--port", str(port)],
             cwd=REPO,  # beside the project's dagster.yaml, as `make ui` runs
             env=env,
             stdout=out,
@@ -39,10 +50,10 @@ def test_the_ui_starts_quietly_and_its_process_group_stops_within_seconds(tmp_pa
         )
         try:
             deadline = time.monotonic() + 120
-            while STARTED not in log.read_text() and time.monotonic() < deadline:
+            while not (STARTED in log.read_text() and _answers(port)) and time.monotonic() < deadline:
                 assert ui.poll() is None, log.read_text()
                 time.sleep(0.5)
-            assert STARTED in log.read_text()
+            assert STARTED in log.read_text() and _answers(port)
             asked = time.monotonic()
             os.killpg(ui.pid, stop)
             assert ui.wait(timeout=30) == 0
