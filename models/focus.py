@@ -321,6 +321,27 @@ CUSTOM_COLUMNS: tuple[CustomColumn, ...] = (
         True,
         "The repaired values as the source wrote them, a JSON object keyed by column; NULL without repairs.",
     ),
+    CustomColumn(
+        "x_CommitmentId",
+        "VARCHAR",
+        True,
+        "The commitment a charge pays for or consumed where CommitmentDiscountId stays empty: a GCP committed use"
+        " discount (subscription.instance_id) on its fee and on the usage its credits cover (docs/decisions/0016).",
+    ),
+    CustomColumn(
+        "x_CommitmentTermStart",
+        "TIMESTAMPTZ",
+        True,
+        "Start of the commitment's term as the source states it (AWS reservation or savings plan start time, an Azure"
+        " reservation purchase's date); NULL where the source does not say.",
+    ),
+    CustomColumn(
+        "x_CommitmentTermEnd",
+        "TIMESTAMPTZ",
+        True,
+        "End (exclusive) of the commitment's term as the source states it (AWS end time, an Azure purchase's date plus"
+        " its Term in months); NULL where the source does not say.",
+    ),
 )
 
 

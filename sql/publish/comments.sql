@@ -105,6 +105,9 @@ COMMENT ON COLUMN focus.costs.x_PricingUnitDescription IS 'gpuledger: the pricin
 COMMENT ON COLUMN focus.costs.x_SourceChanges IS 'gpuledger: comma-separated repairs of this row''s descriptive values (InvalidTags, MissingContractedCost, UnmappedUnit, ...); NULL when the source''s values were taken as they are. Money is never repaired.';
 COMMENT ON COLUMN focus.costs.x_BillingMonth IS 'gpuledger: first day of the billing month (invoice month) of the row (DATE), billing_month(BillingPeriodStart): filter months by it rather than by a UTC window (GCP periods start at 07:00 or 08:00 UTC).';
 COMMENT ON COLUMN focus.costs.x_SourceValues IS 'gpuledger: the repaired values as the source wrote them, a JSON object keyed by column; NULL without repairs.';
+COMMENT ON COLUMN focus.costs.x_CommitmentId IS 'gpuledger: the commitment a charge pays for or consumed where CommitmentDiscountId stays empty: a GCP committed use discount (subscription.instance_id) on its fee and on the usage its credits cover.';
+COMMENT ON COLUMN focus.costs.x_CommitmentTermStart IS 'gpuledger: start of the commitment''s term as the source states it (AWS reservation or savings plan start time, an Azure reservation purchase''s date); NULL where the source does not say.';
+COMMENT ON COLUMN focus.costs.x_CommitmentTermEnd IS 'gpuledger: end (exclusive) of the commitment''s term as the source states it (AWS end time, an Azure purchase''s date plus its Term in months); NULL where the source does not say.';
 
 -- allocation.cost_split: one row per piece of a FOCUS charge; BilledCost and EffectiveCost of a charge's pieces sum exactly to the charge's
 COMMENT ON COLUMN allocation.cost_split.BillingPeriodStart IS 'BillingPeriodStart of the charge (UTC), which fixes its billing month.';
