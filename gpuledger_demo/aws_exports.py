@@ -19,6 +19,7 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass, replace
+from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Literal
@@ -593,10 +594,20 @@ _TEMPLATE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("tag_created_by", "VARCHAR"),
     ("sp_arn", "VARCHAR"),
     ("ri_arn", "VARCHAR"),
+    ("term_start", "VARCHAR"),
+    ("term_end", "VARCHAR"),
 )
 
 _ISO = "%Y-%m-%dT%H:%M:%SZ"
 _TS = f"'{_ISO}'"
+_ISO_MS = "%Y-%m-%dT%H:%M:%S.000Z"
+
+
+def _term(purchase_period: str) -> tuple[str, str]:
+    """A commitment's term as CUR writes it: from the first hour its fees cover, _TERM_HOURS long (end exclusive)."""
+    start = Period(purchase_period).start
+    return f"{start:{_ISO_MS}}", f"{start + timedelta(hours=_TERM_HOURS):{_ISO_MS}}"
+
 
 # mix32 is the 0x45d9f3b xorshift-multiply hash: fixed across DuckDB versions (unlike hash()) and
 # cheap (unlike md5), so 10M rows draw their template, replica, slot and size in a few seconds.
@@ -788,12 +799,16 @@ SELECT
     CAST(NULL AS DOUBLE) AS reservation_unused_amortized_upfront_fee_for_billing_period,
     CAST(NULL AS DOUBLE) AS reservation_unused_recurring_fee,
     CAST(NULL AS DOUBLE) AS reservation_unused_quantity,
+    CASE WHEN item_type = 'DiscountedUsage' THEN term_start END AS reservation_start_time,
+    CASE WHEN item_type = 'DiscountedUsage' THEN term_end END AS reservation_end_time,
     CASE WHEN item_type LIKE 'SavingsPlan%' THEN sp_arn END AS savings_plan_savings_plan_a_r_n,
     CASE WHEN item_type = 'SavingsPlanCoveredUsage' THEN {_cost("commit_rate_e4")} END
         AS savings_plan_savings_plan_effective_cost,
     CAST(NULL AS DOUBLE) AS savings_plan_total_commitment_to_date,
     CAST(NULL AS DOUBLE) AS savings_plan_used_commitment,
     CAST(NULL AS VARCHAR) AS savings_plan_offering_type,
+    CASE WHEN item_type LIKE 'SavingsPlan%' THEN term_start END AS savings_plan_start_time,
+    CASE WHEN item_type LIKE 'SavingsPlan%' THEN term_end END AS savings_plan_end_time,
     product,
     resource_tags,
     cost_category,
@@ -848,6 +863,8 @@ def _load_templates(con: duckdb.DuckDBPyConnection, payer: _Payer, seed: int) ->
         }
         tags = (t.tags.team, t.tags.project, t.tags.created_by) if t.tags else (None, None, None)
         commit_rate = t.commit_rate
+        commitment = {"SavingsPlan": payer.savings_plan, "Reserved": payer.reservation}.get(t.mode)
+        commitment_term = _term(commitment.purchase_period) if commitment else (None, None)
         rows.append(
             (
                 tpl_id,
@@ -887,6 +904,7 @@ def _load_templates(con: duckdb.DuckDBPyConnection, payer: _Payer, seed: int) ->
                 *tags,
                 sp_arn if t.mode == "SavingsPlan" else None,
                 ri_arn if t.mode == "Reserved" else None,
+                *commitment_term,
             )
         )
     insert(con, "tpl", rows)
@@ -987,9 +1005,12 @@ def _extra_rows(
     if plan := payer.savings_plan:
         arn = _sp_arn(seed, plan)
         usage_type = "ComputeSP:1yrPartialUpfront"
+        term_start, term_end = _term(plan.purchase_period)
         common = {
             "line_item_resource_id": arn,
             "savings_plan_savings_plan_a_r_n": arn,
+            "savings_plan_start_time": term_start,
+            "savings_plan_end_time": term_end,
             "savings_plan_offering_type": "ComputeSavingsPlans",
             "product_product_family": "Savings Plan",
             "pricing_term": "Savings Plan",
@@ -1022,8 +1043,11 @@ def _extra_rows(
     if ri := payer.reservation:
         arn = _ri_arn(seed, ri)
         usage_type = f"{_REGIONS[ri.region][0]}HeavyUsage:{ri.instance_type}"
+        term_start, term_end = _term(ri.purchase_period)
         common = {
             "reservation_reservation_a_r_n": arn,
+            "reservation_start_time": term_start,
+            "reservation_end_time": term_end,
             "product_product_family": "Compute Instance",
             "product_region_code": ri.region,
             "product_instance_type": ri.instance_type,
@@ -1121,7 +1145,9 @@ def _cur2_columns() -> list[tuple[str, str]]:
     columns = [(name, "map<string,string>") for name in _MAP_COLUMNS]
     for column in CUR_COLUMNS:
         if not column.product_map_key:
-            kind = {COST: "double", TIMESTAMP: "timestamp"}.get(column.sql_type, "string")
+            # CUR writes commitment terms (the columns read leniently) as ISO text, not as timestamps
+            timestamp = "string" if column.repair else "timestamp"
+            kind = {COST: "double", TIMESTAMP: timestamp}.get(column.sql_type, "string")
             columns.append((column.name, kind))
     return sorted(columns)
 
@@ -1146,8 +1172,8 @@ def _cur1_columns() -> list[tuple[str, str, str]]:
             # plain decimal text, at most 10 decimals, no trailing zeros, never an exponent
             sql = rf"regexp_replace(CAST(CAST({column.name} AS {COST}) AS VARCHAR), '\.?0+$', '')"
             kind = "BigDecimal" if column.required else "OptionalBigDecimal"
-        elif column.sql_type == TIMESTAMP:
-            fmt = "%Y-%m-%dT%H:%M:%S.000Z" if column.name.startswith("bill_") else _ISO
+        elif column.sql_type == TIMESTAMP and not column.repair:
+            fmt = _ISO_MS if column.name.startswith("bill_") else _ISO
             sql, kind = f"strftime({column.name}, '{fmt}')", "DateTime"
         else:
             sql = column.name

@@ -31,6 +31,8 @@ class CurColumn:
     """Key in CUR 2.0's ``product`` map when the value is not a top-level column."""
     cur1_name: str | None = None
     """CUR 1 CSV spelling, named in errors about a missing required column."""
+    repair: str | None = None
+    """Descriptive column read leniently: a value that is no ``sql_type`` is NULL, flagged as this SourceChange."""
 
 
 CUR_COLUMNS: tuple[CurColumn, ...] = (
@@ -82,11 +84,15 @@ CUR_COLUMNS: tuple[CurColumn, ...] = (
     CurColumn("reservation_unused_amortized_upfront_fee_for_billing_period", COST),
     CurColumn("reservation_unused_recurring_fee", COST),
     CurColumn("reservation_unused_quantity", COST),
+    CurColumn("reservation_start_time", TIMESTAMP, repair="InvalidCommitmentTerm"),
+    CurColumn("reservation_end_time", TIMESTAMP, repair="InvalidCommitmentTerm"),
     CurColumn("savings_plan_savings_plan_a_r_n", TEXT),
     CurColumn("savings_plan_savings_plan_effective_cost", COST),
     CurColumn("savings_plan_total_commitment_to_date", COST),
     CurColumn("savings_plan_used_commitment", COST),
     CurColumn("savings_plan_offering_type", TEXT),
+    CurColumn("savings_plan_start_time", TIMESTAMP, repair="InvalidCommitmentTerm"),
+    CurColumn("savings_plan_end_time", TIMESTAMP, repair="InvalidCommitmentTerm"),
 )
 
 # The CUR column each FOCUS column is made from (the main one, where several feed it): errors about a FOCUS

@@ -411,6 +411,9 @@ SOURCE_CHANGES: dict[str, SourceChange] = {
     "ServiceCategoryUnified": SourceChange(
         "ServiceCategory", "a ServiceName with several categories takes one (the first in FOCUS's order, Other last)"
     ),
+    "InvalidCommitmentTerm": SourceChange(
+        "x_CommitmentTermStart", "a commitment start/end time that is no timestamp is read as unknown"
+    ),
 }
 """Every repair the normalizers make; ``[ingest] strict = true`` rejects a delivery needing any."""
 

@@ -40,9 +40,13 @@ def create_source_view(
     product_map = _product_map_expr(header_types)
     selects = []
     cast_columns: dict[str, str] = {}
+    repairs = _map_repairs(header_types)
     for column in CUR_COLUMNS:
         header = by_canonical.get(column.name)
-        if header is not None:
+        if header is not None and column.repair is not None:
+            expr, broken = _lenient_cast(header, header_types[header], column.sql_type)
+            repairs[header] = (broken, column.repair)
+        elif header is not None:
             expr = cast_expr(header, header_types[header], column.sql_type)
             if column.sql_type != TEXT:
                 cast_columns[header] = column.sql_type
@@ -55,7 +59,7 @@ def create_source_view(
         selects.append(f"{expr} AS {column.name}")
     selects.append(f"{_tags_expr(header_types)} AS tags_json")
     selects.append(f"{_cost_categories_expr(header_types)} AS cost_categories_json")
-    selects += _repair_selects(header_types)
+    selects += _repair_selects(repairs)
     selects.append("filename AS source_file")
     con.execute(
         f"CREATE OR REPLACE TEMP VIEW {SOURCE_VIEW} AS SELECT\n  " + ",\n  ".join(selects) + "\nFROM aws_cur_raw"
@@ -102,21 +106,35 @@ def _as_map(header: str, header_types: dict[str, str]) -> str:
 _MAP_REPAIRS = {"resource_tags": "InvalidTags", "cost_category": "InvalidCostCategories", "product": "InvalidProduct"}
 
 
-def _repair_selects(header_types: dict[str, str]) -> list[str]:
-    """``src_changes`` and ``src_values``: map cells (CSV text) that are no flat JSON object are read as empty,
-    flagged, and kept as the source wrote them; money is never among them."""
-    broken = {
-        header: f"(nullif(trim({quote_ident(header)}), '') IS NOT NULL AND {_as_map(header, header_types)} IS NULL)"
-        for header in _MAP_REPAIRS
+def _map_repairs(header_types: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """Header -> (SQL test, SourceChange) for map cells (CSV text) that are no flat JSON object, read as empty."""
+    return {
+        header: (
+            f"(nullif(trim({quote_ident(header)}), '') IS NOT NULL AND {_as_map(header, header_types)} IS NULL)",
+            change,
+        )
+        for header, change in _MAP_REPAIRS.items()
         if header in header_types and not header_types[header].startswith("MAP")
     }
-    changes = ", ".join(f"CASE WHEN {test} THEN {quote_literal(_MAP_REPAIRS[h])} END" for h, test in broken.items())
-    values = ", ".join(
-        f"{{'key': {quote_literal(h)}, 'value': CASE WHEN {test} THEN {quote_ident(h)} END}}"
-        for h, test in broken.items()
-    )
-    if not broken:
+
+
+def _lenient_cast(header: str, raw_type: str, sql_type: str) -> tuple[str, str]:
+    """A descriptive cell as ``sql_type``, NULL where it is none, and the SQL test that flags such a cell."""
+    cell = f"nullif(trim({quote_ident(header)}), '')" if raw_type == TEXT else quote_ident(header)
+    value = f"TRY_CAST({cell} AS {sql_type})"
+    return value, f"({cell} IS NOT NULL AND {value} IS NULL)"
+
+
+def _repair_selects(repairs: dict[str, tuple[str, str]]) -> list[str]:
+    """``src_changes`` and ``src_values``: the repaired cells (header -> (SQL test, SourceChange)) are flagged and
+    kept as the source wrote them; money is never among them."""
+    if not repairs:
         return ["CAST([] AS VARCHAR[]) AS src_changes", "CAST(NULL AS VARCHAR) AS src_values"]
+    changes = ", ".join(f"CASE WHEN {test} THEN {quote_literal(change)} END" for test, change in repairs.values())
+    values = ", ".join(
+        f"{{'key': {quote_literal(h)}, 'value': CASE WHEN {test} THEN CAST({quote_ident(h)} AS VARCHAR) END}}"
+        for h, (test, _) in repairs.items()
+    )
     return [f"[{changes}] AS src_changes", f"source_values([{values}]) AS src_values"]
 
 

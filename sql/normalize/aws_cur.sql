@@ -40,6 +40,15 @@ commitment_terms AS (
             WHEN savings_plan_savings_plan_a_r_n IS NOT NULL THEN 'Savings Plan'
             WHEN reservation_reservation_a_r_n IS NOT NULL THEN 'Reserved Instance'
         END AS commitment_type,
+        -- the term of the commitment the row names (end exclusive), as the source states it
+        CASE
+            WHEN savings_plan_savings_plan_a_r_n IS NOT NULL THEN savings_plan_start_time
+            WHEN reservation_reservation_a_r_n IS NOT NULL THEN reservation_start_time
+        END AS commitment_term_start,
+        CASE
+            WHEN savings_plan_savings_plan_a_r_n IS NOT NULL THEN savings_plan_end_time
+            WHEN reservation_reservation_a_r_n IS NOT NULL THEN reservation_end_time
+        END AS commitment_term_end,
         CASE line_item_line_item_type
             WHEN 'RIFee' THEN coalesce(reservation_unused_amortized_upfront_fee_for_billing_period, 0)
                 + coalesce(reservation_unused_recurring_fee, 0)
@@ -270,6 +279,8 @@ focus_rows AS (
         p.line_item_operation AS x_Operation,
         nullif(p.product_instance_type, '') AS x_InstanceType,
         p.cost_categories_json AS x_CostCategories,
+        CASE WHEN p.commitment_discount_id IS NOT NULL THEN p.commitment_term_start END AS x_CommitmentTermStart,
+        CASE WHEN p.commitment_discount_id IS NOT NULL THEN p.commitment_term_end END AS x_CommitmentTermEnd,
         p.pricing_unit AS x_PricingUnitDescription,
         source_changes(list_append(
             p.src_changes,

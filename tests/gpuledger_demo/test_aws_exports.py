@@ -7,6 +7,7 @@ import gzip
 import json
 import re
 from collections import Counter
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
@@ -256,7 +257,8 @@ def test_account_ids_keep_leading_zeros(root):
 def test_cur1_text_formats(root):
     number = re.compile(r"-?\d+(\.\d{0,9}[1-9])?")
     costs = {c.name for c in CUR_COLUMNS if c.sql_type == COST}
-    timestamps = {c.name for c in CUR_COLUMNS if c.sql_type == TIMESTAMP}
+    timestamps = {c.name for c in CUR_COLUMNS if c.sql_type == TIMESTAMP and not c.repair}
+    terms = {c.name for c in CUR_COLUMNS if c.repair}
     for _, files in _current_deliveries(root).values():
         for path in (f for f in files if f.name.endswith(".csv.gz")):
             with gzip.open(path, "rt", encoding="utf-8") as handle:
@@ -269,6 +271,8 @@ def test_cur1_text_formats(root):
                             assert re.fullmatch(r"\d{4}-\d\d-01T00:00:00\.000Z", value), (header, value)
                         elif name in timestamps:
                             assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:00:00Z", value), (header, value)
+                        elif value and name in terms:
+                            assert re.fullmatch(r"\d{4}-\d\d-01T00:00:00\.000Z", value), (header, value)
 
 
 def test_every_line_item_type_appears(root):
@@ -397,6 +401,27 @@ def test_fee_rows_per_month(root):
     assert october_ri["RIFee"] == november_ri["RIFee"] == 1
     for month in counts.values():
         assert month["Tax"] >= 2
+
+
+def test_every_commitment_row_states_a_one_year_term_from_its_first_fee(root):
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    terms = set()
+    for fmt, files in _current_deliveries(root).values():
+        rows = _canonical(con, fmt, files).select(
+            "line_item_line_item_type IN ('RIFee', 'Fee', 'DiscountedUsage')"
+            " AND reservation_reservation_a_r_n IS NOT NULL AS ri,"
+            " line_item_line_item_type LIKE 'SavingsPlan%' AND savings_plan_savings_plan_a_r_n IS NOT NULL AS sp,"
+            " reservation_start_time, reservation_end_time, savings_plan_start_time, savings_plan_end_time"
+        )
+        terms |= set(rows.distinct().fetchall())
+    # both commitments were bought in October 2026 and run 8760 hours (the fees' amortization)
+    year = (datetime(2026, 10, 1, tzinfo=UTC), datetime(2027, 10, 1, tzinfo=UTC))
+    assert terms == {
+        (False, False, None, None, None, None),
+        (True, False, *year, None, None),
+        (False, True, None, None, *year),
+    }
 
 
 # --- the scaled benchmark export ----------------------------------------------------------------

@@ -21,6 +21,10 @@ from tests.fixtures.cur_cases import (
     EXPECTED_EFFECTIVE,
     LINKED,
     PAYER,
+    RI_ARN,
+    RI_TERM,
+    SP_ARN,
+    SP_TERM,
     every_line_item_type,
     write_cur1_csv,
 )
@@ -263,3 +267,51 @@ def test_cur1_parquet_with_athena_column_names(con, tmp_path):
     assert _totals(con) == (EXPECTED_BILLED, EXPECTED_EFFECTIVE)
     tags = con.execute("SELECT Tags, x_CostCategories FROM focus.costs WHERE x_SourceLineItemId = 'u1'").fetchone()
     assert tags is not None and json.loads(tags[0]) == {"team": "llm", "aws:created_by": "x"}
+
+
+def _terms(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[object, ...]]:
+    """x_SourceLineItemId -> (CommitmentDiscountId, term start, term end) as ISO text, for every stored row."""
+    rows = con.execute(
+        "SELECT x_SourceLineItemId, CommitmentDiscountId, strftime(x_CommitmentTermStart, '%Y-%m-%dT%H:%M:%S.000Z'),"
+        " strftime(x_CommitmentTermEnd, '%Y-%m-%dT%H:%M:%S.000Z') FROM focus.costs"
+    ).fetchall()
+    return {row[0]: row[1:] for row in rows}
+
+
+@pytest.mark.parametrize("generation", ["aws-cur1", "aws-cur2"])
+def test_every_row_of_a_commitment_carries_its_stated_term(con, tmp_path, generation):
+    path = write_cur1_csv(tmp_path / "cur1.csv", every_line_item_type())
+    if generation == "aws-cur2":
+        path, parquet = tmp_path / "cur2.snappy.parquet", path
+        _write_cur2_parquet(con, parquet, path)
+    _load(con, path, generation)
+    terms = _terms(con)
+    ri_rows = {line_item for line_item, (arn, *_) in terms.items() if arn == RI_ARN}
+    sp_rows = {line_item for line_item, (arn, *_) in terms.items() if arn == SP_ARN}
+    assert ri_rows == {"ri1", "rif", "rif/unused", "fee1"}
+    assert sp_rows == {"sp1", "sp2", "sp3", "sp4", "sp4/unused", "rf-sp"}
+    assert {terms[line_item][1:] for line_item in ri_rows} == {RI_TERM}
+    assert {terms[line_item][1:] for line_item in sp_rows} == {SP_TERM}
+    assert {terms[line_item] for line_item in terms.keys() - ri_rows - sp_rows} == {(None, None, None)}
+
+
+def test_a_commitment_time_that_is_no_timestamp_is_nulled_and_flagged(con, tmp_path):
+    rows = every_line_item_type()
+    rows[2] = rows[2] | {"reservation/StartTime": "soon"}
+    result = _load(con, write_cur1_csv(tmp_path / "cur.csv", rows))
+    assert _totals(con) == (EXPECTED_BILLED, EXPECTED_EFFECTIVE)
+    assert result.repairs == (("InvalidCommitmentTerm", 1),)
+    row = con.execute(
+        "SELECT x_SourceLineItemId, x_CommitmentTermStart, x_CommitmentTermEnd IS NOT NULL, x_SourceChanges,"
+        " x_SourceValues FROM focus.costs WHERE x_SourceChanges IS NOT NULL"
+    ).fetchall()
+    assert row == [("ri1", None, True, "InvalidCommitmentTerm", '{"reservation/StartTime":"soon"}')]
+    assert _terms(con)["rif"][1:] == RI_TERM
+
+
+def test_an_export_without_term_columns_loads_with_unknown_terms(con, tmp_path):
+    header = [h for h in CUR1_HEADER if not h.endswith(("/StartTime", "/EndTime"))]
+    result = _load(con, write_cur1_csv(tmp_path / "cur.csv", every_line_item_type(), header))
+    assert _totals(con) == (EXPECTED_BILLED, EXPECTED_EFFECTIVE)
+    assert result.repairs == ()
+    assert {term[1:] for term in _terms(con).values()} == {(None, None)}
