@@ -298,7 +298,12 @@ focus_rows AS (
         e.invoice_month AS x_InvoiceMonth,
         e.source_version AS x_SourceVersion,
         e.usage_pricing_unit AS x_PricingUnitDescription,
-        source_changes([CASE WHEN e.unit_unmapped THEN 'UnmappedUnit' END]) AS x_SourceChanges
+        source_changes([CASE WHEN e.unit_unmapped THEN 'UnmappedUnit' END]) AS x_SourceChanges,
+        -- the committed use discount a fee pays for or a credit applied (detailed export only; FOCUS 1.2 columns stay
+        -- empty, docs/decisions/0016); a committed credit without subscription.instance_id names none
+        CASE
+            WHEN e.row_kind = 'charge' AND (e.is_commitment_fee OR e.is_committed) THEN e.subscription_instance_id
+        END AS x_CommitmentId
     FROM expanded AS e
     LEFT JOIN services AS s ON s.service_name = e.service_description
     LEFT JOIN units AS cu ON cu.gcp_unit = e.usage_unit

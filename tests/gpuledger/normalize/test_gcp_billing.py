@@ -121,6 +121,31 @@ def test_credits_reduce_their_row_and_promotions_become_credit_rows(con, tmp_pat
     assert _row(con, "nov.jsonl:9", "ChargeCategory, BilledCost") == ("Adjustment", Decimal("-0.004"))
 
 
+def test_a_committed_use_discount_is_named_on_its_fee_and_on_the_usage_it_covers(con, tmp_path):
+    commitment = {"instance_id": "projects/ml/regions/us-central1/commitments/h100-1y"}
+    fee_sku = {"id": "CMT-H100-0001", "description": "Commitment v1: Nvidia H100 80GB GPU in Americas for 1 Year"}
+    records = [
+        record(
+            credits=[
+                {"name": "CUD", "amount": -50.0, "full_name": None, "id": "CUD", "type": "COMMITTED_USAGE_DISCOUNT"}
+            ],
+            subscription=commitment,
+        ),
+        record(sku=fee_sku, subscription=commitment),
+        record(subscription=commitment),  # a subscription without a commitment fee or credit names none
+        record(
+            credits=[
+                {"name": "CUD", "amount": -50.0, "full_name": None, "id": "CUD", "type": "COMMITTED_USAGE_DISCOUNT"}
+            ]
+        ),  # no instance id
+        standard(sku=fee_sku),  # the standard export has no subscription
+    ]
+    _load(con, write_jsonl(tmp_path / "nov.jsonl", records))
+    named = [_row(con, f"nov.jsonl:{n}", "x_CommitmentId, CommitmentDiscountId")[0] for n in range(1, 6)]
+    assert named == [commitment["instance_id"], commitment["instance_id"], None, None, None]
+    assert con.execute("SELECT count(CommitmentDiscountId) FROM focus.costs").fetchone() == (0,)  # 1.2 unchanged
+
+
 def test_every_loaded_row_passes_the_strict_checks(con, tmp_path):
     _load(con, write_jsonl(tmp_path / "nov.jsonl", every_credit_type()))
     _load(con, write_jsonl(tmp_path / "dec.jsonl", december_with_corrections()))
