@@ -110,6 +110,8 @@ AZURE_COLUMNS: tuple[AzureColumn, ...] = (
     AzureColumn("reservation_name", TEXT, ("reservationname",), "ReservationName"),
     AzureColumn("benefit_id", TEXT, ("benefitid",), "benefitId"),
     AzureColumn("benefit_name", TEXT, ("benefitname",), "benefitName"),
+    # a reservation or savings plan purchase's term: months ("12", "36") or ISO 8601 ("P1Y", "P3Y")
+    AzureColumn("term", TEXT, ("term",), "Term"),
     AzureColumn("publisher_type", TEXT, ("publishertype",), "PublisherType"),
     AzureColumn("publisher_name", TEXT, ("publishername",), "PublisherName"),
     AzureColumn("tags", TEXT, ("tags",), "Tags"),

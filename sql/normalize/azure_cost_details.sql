@@ -103,6 +103,19 @@ costed AS (
     FROM classified
 ),
 
+-- a commitment purchase states its term: from the purchase's date for Term months ("12", "P1Y", "P3Y")
+terms AS (
+    SELECT
+        *,
+        CASE
+            WHEN regexp_matches(term, '^[0-9]+$') THEN TRY_CAST(term AS INTEGER)
+            WHEN regexp_matches(term, '^P[0-9]+Y$') THEN TRY_CAST(regexp_extract(term, '[0-9]+') AS INTEGER) * 12
+            WHEN regexp_matches(term, '^P[0-9]+M$') THEN TRY_CAST(regexp_extract(term, '[0-9]+') AS INTEGER)
+        END AS term_months,
+        charge_category = 'Purchase' AND commitment_id IS NOT NULL AND term IS NOT NULL AS states_term
+    FROM costed
+),
+
 -- prices are per pricing block and in the pricing currency (MCA); FOCUS prices are in the billing currency
 priced AS (
     SELECT
@@ -124,7 +137,7 @@ priced AS (
             CAST(c.cost / nullif(c.quantity, 0) AS DECIMAL(38, 10))
         ) AS contracted_price_pc,
         c.payg_price AS list_price_pc
-    FROM (SELECT *, nullif(trim(unit_of_measure), '') AS unit_text FROM costed) AS c
+    FROM (SELECT *, nullif(trim(unit_of_measure), '') AS unit_text FROM terms) AS c
     LEFT JOIN units AS u ON u.unit_of_measure = c.unit_text
 ),
 
@@ -335,14 +348,27 @@ focus_rows AS (
         r.amortization_class AS x_AmortizationClass,
         r.source_version AS x_SourceVersion,
         r.unit_text AS x_PricingUnitDescription,
-        source_changes(list_append(
+        source_changes(list_concat(
             r.src_changes,
-            CASE
-                WHEN NOT r.unit_mapped AND r.unit_text IS NOT NULL AND NOT follows_unit_format(r.pricing_unit)
-                    THEN 'UnmappedUnit'
-            END
+            [
+                CASE
+                    WHEN NOT r.unit_mapped AND r.unit_text IS NOT NULL AND NOT follows_unit_format(r.pricing_unit)
+                        THEN 'UnmappedUnit'
+                END,
+                CASE WHEN r.states_term AND r.term_months IS NULL THEN 'InvalidCommitmentTerm' END
+            ]
         )) AS x_SourceChanges,
-        r.src_values AS x_SourceValues
+        CASE
+            WHEN r.states_term AND r.term_months IS NULL
+                THEN CAST(json_merge_patch(coalesce(r.src_values, '{}'), json_object('Term', r.term)) AS VARCHAR)
+            ELSE r.src_values
+        END AS x_SourceValues,
+        CASE WHEN r.states_term AND r.term_months IS NOT NULL THEN timezone('UTC', CAST(r.usage_date AS TIMESTAMP)) END
+            AS x_CommitmentTermStart,
+        CASE
+            WHEN r.states_term AND r.term_months IS NOT NULL
+                THEN timezone('UTC', CAST(r.usage_date AS TIMESTAMP) + to_months(r.term_months))
+        END AS x_CommitmentTermEnd
     FROM named AS r
     LEFT JOIN services AS s ON s.service_name = r.service_name
     LEFT JOIN regions AS g ON g.location_key = r.location_key

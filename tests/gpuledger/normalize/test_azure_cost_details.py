@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import gzip
 import json
+from datetime import UTC
 from decimal import Decimal
 from pathlib import Path
 
@@ -529,3 +531,31 @@ def test_missing_required_column_is_named(con, tmp_path, missing):
     with pytest.raises(InputError, match="required column is missing") as caught:
         _load(con, "azure-actual", bad)
     assert (caught.value.file, caught.value.column) == (str(bad), missing)
+
+
+@pytest.mark.parametrize(
+    ("term", "end"),
+    [("12", dt.datetime(2027, 1, 1, tzinfo=UTC)), ("P3Y", dt.datetime(2029, 1, 1, tzinfo=UTC)), ("", None)],
+)
+def test_a_reservation_purchase_states_its_term_from_its_date(con, tmp_path, term, end):
+    rows = ea_actual()
+    rows[-1]["Term"] = term
+    _load(con, "azure-actual", write_csv(tmp_path / "part_0.csv", rows, [*EA_HEADER, "Term"]))
+    terms = con.execute(
+        "SELECT ChargeCategory, x_CommitmentTermStart, x_CommitmentTermEnd FROM focus.costs"
+        " WHERE x_CommitmentTermStart IS NOT NULL OR x_CommitmentTermEnd IS NOT NULL"
+    ).fetchall()
+    assert terms == ([("Purchase", dt.datetime(2026, 1, 1, tzinfo=UTC), end)] if end else [])
+
+
+def test_a_term_that_is_no_duration_is_read_as_unknown_and_flagged(con, tmp_path):
+    rows = ea_actual()
+    rows[-1]["Term"] = "one year"
+    result = _load(con, "azure-actual", write_csv(tmp_path / "part_0.csv", rows, [*EA_HEADER, "Term"]))
+    assert result.repairs == (("InvalidCommitmentTerm", 1),)
+    flagged = con.execute(
+        "SELECT x_CommitmentTermStart, x_CommitmentTermEnd, x_SourceChanges, x_SourceValues FROM focus.costs"
+        " WHERE x_SourceChanges IS NOT NULL"
+    ).fetchall()
+    assert flagged == [(None, None, "InvalidCommitmentTerm", '{"Term":"one year"}')]
+    assert con.execute("SELECT sum(BilledCost) FROM focus.costs").fetchone() == (EA_ACTUAL_TOTAL,)
