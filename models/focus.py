@@ -28,6 +28,11 @@ class FocusType(StrEnum):
         # JSON is kept as VARCHAR text: Parquet readers and the official validator expect strings.
         return "VARCHAR" if self is FocusType.JSON else self.value
 
+    @property
+    def catalog_name(self) -> str:
+        """How DuckDB's catalog (information_schema, duckdb_columns) spells the stored type."""
+        return "TIMESTAMP WITH TIME ZONE" if self is FocusType.DATETIME else self.sql
+
 
 class Level(StrEnum):
     MANDATORY = "Mandatory"
@@ -42,17 +47,19 @@ _TUP = (
 )
 
 
-def _null_iff(other: str) -> str:
+def null_iff(other: str) -> str:
+    """The rule: this column is NULL exactly when ``other`` is."""
     return f"(({other}) IS NULL) <> ({{c}} IS NULL)"
 
 
-def _null_when_null(other: str) -> str:
+def null_when_null(other: str) -> str:
+    """The rule: this column is NULL when ``other`` is."""
     return f"({other}) IS NULL AND {{c}} IS NOT NULL"
 
 
 @dataclass(frozen=True)
 class FocusColumn:
-    """One FOCUS 1.2 column."""
+    """One FOCUS column (the 1.2 ones here, 1.3's in models/focus_1_3.py)."""
 
     name: str
     type: FocusType
@@ -63,6 +70,10 @@ class FocusColumn:
     """Closed enumeration; empty for free-form columns."""
     null_rule: str | None = None
     """SQL predicate, TRUE on a row that breaks the spec's conditional nullability ({c} = this column)."""
+    description: str = ""
+    """The spec's one-line description, where gpuledger publishes the column without its own comment (1.3 on)."""
+    deprecated: bool = False
+    """Still present, but replaced by another column in this version (1.3: ProviderName, PublisherName)."""
 
     @property
     def null_violation_sql(self) -> str | None:
@@ -172,7 +183,7 @@ FOCUS_COLUMNS: tuple[FocusColumn, ...] = (
     FocusColumn("BilledCost", D, M, False),
     FocusColumn("BillingAccountId", S, M, False),
     FocusColumn("BillingAccountName", S, M, True),
-    FocusColumn("BillingAccountType", S, C, True, null_rule=_null_iff("BillingAccountId")),
+    FocusColumn("BillingAccountType", S, C, True, null_rule=null_iff("BillingAccountId")),
     FocusColumn("BillingCurrency", S, M, False),
     FocusColumn("BillingPeriodEnd", T, M, False),
     FocusColumn("BillingPeriodStart", T, M, False),
@@ -192,9 +203,9 @@ FOCUS_COLUMNS: tuple[FocusColumn, ...] = (
     FocusColumn("ChargeFrequency", S, R, False, CHARGE_FREQUENCIES),
     FocusColumn("ChargePeriodEnd", T, M, False),
     FocusColumn("ChargePeriodStart", T, M, False),
-    FocusColumn("CommitmentDiscountCategory", S, C, True, ("Spend", "Usage"), _null_iff("CommitmentDiscountId")),
+    FocusColumn("CommitmentDiscountCategory", S, C, True, ("Spend", "Usage"), null_iff("CommitmentDiscountId")),
     FocusColumn("CommitmentDiscountId", S, C, True),
-    FocusColumn("CommitmentDiscountName", S, C, True, null_rule=_null_when_null("CommitmentDiscountId")),
+    FocusColumn("CommitmentDiscountName", S, C, True, null_rule=null_when_null("CommitmentDiscountId")),
     FocusColumn(
         "CommitmentDiscountQuantity",
         D,
@@ -214,8 +225,8 @@ FOCUS_COLUMNS: tuple[FocusColumn, ...] = (
         "(CommitmentDiscountId IS NULL AND {c} IS NOT NULL)"
         " OR (CommitmentDiscountId IS NOT NULL AND ChargeCategory = 'Usage' AND {c} IS NULL)",
     ),
-    FocusColumn("CommitmentDiscountType", S, C, True, null_rule=_null_iff("CommitmentDiscountId")),
-    FocusColumn("CommitmentDiscountUnit", S, C, True, null_rule=_null_iff("CommitmentDiscountQuantity")),
+    FocusColumn("CommitmentDiscountType", S, C, True, null_rule=null_iff("CommitmentDiscountId")),
+    FocusColumn("CommitmentDiscountUnit", S, C, True, null_rule=null_iff("CommitmentDiscountQuantity")),
     FocusColumn(
         "ConsumedQuantity",
         D,
@@ -226,7 +237,7 @@ FOCUS_COLUMNS: tuple[FocusColumn, ...] = (
         " OR (NOT (ChargeCategory = 'Usage' AND CommitmentDiscountStatus IS DISTINCT FROM 'Unused')"
         " AND {c} IS NOT NULL)",
     ),
-    FocusColumn("ConsumedUnit", S, C, True, null_rule=_null_iff("ConsumedQuantity")),
+    FocusColumn("ConsumedUnit", S, C, True, null_rule=null_iff("ConsumedQuantity")),
     FocusColumn("ContractedCost", D, M, False),
     FocusColumn("ContractedUnitPrice", D, C, True, null_rule=_TUP),
     FocusColumn("EffectiveCost", D, M, False),
@@ -240,14 +251,14 @@ FOCUS_COLUMNS: tuple[FocusColumn, ...] = (
     FocusColumn("PricingCurrencyEffectiveCost", D, C, True),
     FocusColumn("PricingCurrencyListUnitPrice", D, C, True, null_rule=_TUP),
     FocusColumn("PricingQuantity", D, M, True, null_rule=_TUP),
-    FocusColumn("PricingUnit", S, M, True, null_rule=_null_iff("PricingQuantity")),
+    FocusColumn("PricingUnit", S, M, True, null_rule=null_iff("PricingQuantity")),
     FocusColumn("ProviderName", S, M, False),
     FocusColumn("PublisherName", S, M, False),
     FocusColumn("RegionId", S, C, True),
-    FocusColumn("RegionName", S, C, True, null_rule=_null_iff("RegionId")),
+    FocusColumn("RegionName", S, C, True, null_rule=null_iff("RegionId")),
     FocusColumn("ResourceId", S, C, True),
-    FocusColumn("ResourceName", S, C, True, null_rule=_null_when_null("ResourceId")),
-    FocusColumn("ResourceType", S, C, True, null_rule=_null_iff("ResourceId")),
+    FocusColumn("ResourceName", S, C, True, null_rule=null_when_null("ResourceId")),
+    FocusColumn("ResourceType", S, C, True, null_rule=null_iff("ResourceId")),
     FocusColumn("ServiceCategory", S, M, False, tuple(SERVICE_SUBCATEGORIES)),
     FocusColumn("ServiceName", S, M, False),
     FocusColumn(
@@ -258,12 +269,12 @@ FOCUS_COLUMNS: tuple[FocusColumn, ...] = (
         tuple(sub for subs in SERVICE_SUBCATEGORIES.values() for sub in subs),
     ),
     FocusColumn("SkuId", S, C, True, null_rule=_TUP),
-    FocusColumn("SkuMeter", S, C, True, null_rule=_null_when_null("SkuId")),
-    FocusColumn("SkuPriceDetails", J, C, True, null_rule=_null_when_null("SkuPriceId")),
+    FocusColumn("SkuMeter", S, C, True, null_rule=null_when_null("SkuId")),
+    FocusColumn("SkuPriceDetails", J, C, True, null_rule=null_when_null("SkuPriceId")),
     FocusColumn("SkuPriceId", S, C, True, null_rule=_TUP),
     FocusColumn("SubAccountId", S, C, True),
-    FocusColumn("SubAccountName", S, C, True, null_rule=_null_iff("SubAccountId")),
-    FocusColumn("SubAccountType", S, C, True, null_rule=_null_iff("SubAccountId")),
+    FocusColumn("SubAccountName", S, C, True, null_rule=null_iff("SubAccountId")),
+    FocusColumn("SubAccountType", S, C, True, null_rule=null_iff("SubAccountId")),
     FocusColumn("Tags", J, C, True),
 )
 

@@ -20,8 +20,6 @@ from models.telemetry import JOB_OUTCOMES
 WAREHOUSE_FILE = "warehouse.duckdb"
 
 # How information_schema spells the types focus.cost_rows is declared with.
-_INFORMATION_SCHEMA_TYPES = {"TIMESTAMPTZ": "TIMESTAMP WITH TIME ZONE"}
-
 # The tables each stage writes, one file per stage, in flow order (every statement is IF NOT EXISTS).
 _TABLE_FILES = (
     "warehouse/reference_tables.sql",
@@ -149,7 +147,7 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
         con,
         "ref.focus_columns",
         ("column_name", "data_type"),
-        [(c.name, _INFORMATION_SCHEMA_TYPES.get(c.type.sql, c.type.sql)) for c in focus.FOCUS_COLUMNS],
+        [(c.name, c.type.catalog_name) for c in focus.FOCUS_COLUMNS],
     )
     replace_ref_table(con, "ref.iso_4217", ("code",), [(code,) for code in sorted(ISO_4217_CODES)])
     replace_ref_table(
