@@ -25,6 +25,7 @@ import duckdb
 
 from gpuledger.allocation.allocate import gpu_cost_without_telemetry
 from gpuledger.gates.load import LoadResult, SliceTotal, accept_delivery, held_deliveries, load_delivery
+from gpuledger.publish.focus_1_3 import EXPORT_VIEW, Dataset, stage_export
 from gpuledger.reports.report import Report, report_month
 from gpuledger.warehouse.database import WAREHOUSE_FILE, connect
 from gpuledger.warehouse.home import exclusive_run, locate_home, open_warehouse, resolve_home
@@ -33,6 +34,8 @@ from models.billing_month import BillingMonth
 from models.config import CONFIG_FILE, Config, load_config
 from models.delivery import Delivery
 from models.errors import GpuledgerError, InputError, describe_error, environment_failure, printable
+from models.focus import FOCUS_VERSION
+from models.focus_1_3 import FOCUS_1_3_VERSION
 from models.formats import FORMATS, PROVIDERS
 from pipelines.deliveries import deliveries_from_paths
 
@@ -53,6 +56,7 @@ shell reports for a command SIGPIPE stopped."""
 EXAMPLE_QUERY = "SELECT * FROM views.cost_by_team_month_category"
 # --out's extension -> (COPY's FORMAT, its COMPRESSION)
 _EXPORT_FORMATS = {".parquet": ("parquet", "zstd"), ".csv": ("csv", "none")}
+FOCUS_EXPORT_VERSIONS = (FOCUS_VERSION, FOCUS_1_3_VERSION)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -198,11 +202,26 @@ def _parser() -> argparse.ArgumentParser:
     export = command(
         "export-focus",
         "write FOCUS rows to a Parquet or CSV file",
-        "Write the FOCUS 1.2 rows, optionally of one provider and billing month, to a file: Parquet (typed:"
-        " DECIMAL costs, UTC timestamps) or CSV, chosen by the file's extension.",
-        "gpuledger export-focus --home .home --out focus.parquet --provider aws --month 2026-11",
+        "Write the FOCUS rows, optionally of one provider and billing month, to a file: Parquet (typed:"
+        " DECIMAL costs, UTC timestamps) or CSV, chosen by the file's extension. FOCUS 1.2 by default; with"
+        " --focus-version 1.3 the 1.3 CostAndUsage dataset (--allocated: every charge as the pieces the cost split"
+        " cut it into) or the ContractCommitment dataset, written only when the project's 1.3 checks pass.",
+        "gpuledger export-focus --home .home --out focus.parquet --provider aws --month 2026-11\n"
+        "gpuledger export-focus --home .home --focus-version 1.3 --allocated --out allocated.parquet",
     )
     export.add_argument("--out", required=True, type=Path, metavar="FILE", help="FILE.parquet or FILE.csv")
+    export.add_argument(
+        "--focus-version", choices=FOCUS_EXPORT_VERSIONS, default=FOCUS_VERSION, help="default %(default)s"
+    )
+    export.add_argument(
+        "--allocated", action="store_true", help="1.3: the split's allocated rows (team, user, job in AllocatedTags)"
+    )
+    export.add_argument(
+        "--dataset",
+        choices=[name.replace("_", "-") for name in (Dataset.COST_AND_USAGE, Dataset.CONTRACT_COMMITMENT)],
+        default="cost-and-usage",
+        help="1.3: which dataset (default %(default)s)",
+    )
     export.add_argument(
         "--provider",
         help=f"a provider ({', '.join(PROVIDERS)}) or a FOCUS ProviderName (AWS, Microsoft, Google Cloud, ...),"
@@ -680,11 +699,34 @@ def _export_focus(args: argparse.Namespace) -> int:
     if args.month is not None and not _MONTH.fullmatch(args.month):
         print(f"gpuledger: --month {args.month!r} is not YYYY-MM", file=sys.stderr)
         return 2
+    dataset = Dataset(args.dataset.replace("-", "_"))
+    if args.allocated and dataset is Dataset.CONTRACT_COMMITMENT:
+        print("gpuledger: --allocated is of the cost-and-usage dataset", file=sys.stderr)
+        return 2
+    if args.focus_version == FOCUS_VERSION and (args.allocated or dataset is not Dataset.COST_AND_USAGE):
+        print("gpuledger: --allocated and --dataset need --focus-version 1.3", file=sys.stderr)
+        return 2
     file_format, compression = _EXPORT_FORMATS[suffix]
     with closing(_read_warehouse(_existing_home(args, WAREHOUSE_FILE))) as con:
         if args.provider is not None and args.provider.casefold() not in map(str.casefold, known := _providers(con)):
             print(f"gpuledger: --provider {args.provider!r} is none of {', '.join(known)}", file=sys.stderr)
             return 2
+        if args.focus_version == FOCUS_VERSION:
+            con.execute(f"CREATE TEMP VIEW {EXPORT_VIEW} AS SELECT * FROM focus.costs")  # noqa: S608  (our names)
+        else:
+            staged = Dataset.ALLOCATED_COST_AND_USAGE if args.allocated else dataset
+            if failed := stage_export(con, staged):
+                for result in failed:
+                    print(
+                        f"gpuledger: FOCUS 1.3 check {result.check} fails on {result.violations} rows", file=sys.stderr
+                    )
+                    for violation in result.sample:
+                        print(
+                            f"  {violation.column_name}: {violation.problem} ({violation.line_item_id})",
+                            file=sys.stderr,
+                        )
+                print(f"gpuledger: {args.out} not written", file=sys.stderr)
+                return 1
         args.out.parent.mkdir(parents=True, exist_ok=True)
         params = {
             "provider": args.provider,
@@ -694,8 +736,9 @@ def _export_focus(args: argparse.Namespace) -> int:
             "compression": compression,
         }
         # COPY streams to the file (a relation with bound parameters would be held in memory whole)
-        written = con.execute(load_sql("publish/export_focus.sql"), params).fetchone()
-    print(f"wrote {written[0] if written else 0} FOCUS rows to {args.out}")
+        export_sql = "export_contract_commitment" if dataset is Dataset.CONTRACT_COMMITMENT else "export_focus"
+        written = con.execute(load_sql(f"publish/{export_sql}.sql"), params).fetchone()
+    print(f"wrote {written[0] if written else 0} FOCUS {args.focus_version} rows to {args.out}")
     return 0
 
 

@@ -33,6 +33,7 @@ import duckdb
 from connectors.ledger import write_atomically
 from gpuledger.advice.advise import published_advice_tables
 from gpuledger.gates.verdicts import publish_blockers
+from gpuledger.publish import focus_1_3
 from gpuledger.warehouse.database import create_billing_month
 from gpuledger.warehouse.failpoints import failpoint
 from gpuledger.warehouse.sqlfiles import load_sql, quote_ident, quote_literal, sql_files
@@ -163,6 +164,9 @@ def _build(con: duckdb.DuckDBPyConnection, warehouse: str) -> dict[str, int]:
         # name order: a view reads only views named before it (idle_by_team reads cost_by_team_month_category).
         con.execute(f"CREATE VIEW views.{path.stem} AS " + path.read_text(encoding="utf-8"))
     con.execute(load_sql("publish/comments.sql"))
+    con.execute(f"CREATE SCHEMA {focus_1_3.ANALYST_SCHEMA}")
+    focus_1_3.create_views(con, focus_1_3.analyst_view_names())
+    focus_1_3.comment_views(con, focus_1_3.analyst_view_names())
     return rows
 
 

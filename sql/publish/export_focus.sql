@@ -1,10 +1,12 @@
 -- `gpuledger export-focus`: the FOCUS rows of one provider and/or billing month (NULL: all), streamed to a file.
+-- Reads the temp view focus_export_rows: focus.costs (FOCUS 1.2), or a FOCUS 1.3 CostAndUsage dataset
+-- (gpuledger/publish/focus_1_3.py).
 -- Parameters: $provider (NULL, or in any case a ProviderName or a provider key of models/formats.py PROVIDERS:
 -- the rows of deliveries in its source formats), $month (YYYY-MM or NULL), $out (the file), $format ('parquet' or
 -- 'csv') and $compression (COPY's, for that format). Returns the number of rows written.
 COPY (
     SELECT *
-    FROM focus.costs
+    FROM focus_export_rows
     WHERE (
         $provider IS NULL
         OR lower(ProviderName) = lower($provider)

@@ -179,7 +179,7 @@ def test_export_focus_takes_provider_keys_and_names(demo_home, tmp_path, capsys,
             "SELECT count(*) FROM focus.costs WHERE list_contains($names, ProviderName)", {"names": names}
         ).fetchone()
     assert [name for name, _ in exported] == names and exported[0][1] == stored
-    assert capsys.readouterr().out == f"wrote {stored} FOCUS rows to {out}\n"
+    assert capsys.readouterr().out == f"wrote {stored} FOCUS 1.2 rows to {out}\n"
 
 
 def test_export_focus_refuses_an_unknown_provider_and_format_with_one_line(demo_home, tmp_path, capsys):
