@@ -4,6 +4,7 @@ the same datasets as views, and an export the 1.3 checks refuse is not written."
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import closing
 from decimal import Decimal
@@ -11,11 +12,14 @@ from pathlib import Path
 
 import duckdb
 import pytest
+import yaml
 
 from gpuledger.publish.focus_1_3 import Dataset
 from gpuledger.publish.snapshot import ANALYST_FILE
+from gpuledger.warehouse.sqlfiles import quote_ident
 from models.focus_1_3 import CONTRACT_COMMITMENT_1_3, COST_AND_USAGE_1_3
 from pipelines.cli import main
+from tests.fixtures.paths import REPO
 
 MONEY = ("BilledCost", "EffectiveCost", "ListCost", "ContractedCost")
 
@@ -201,3 +205,55 @@ def test_an_export_the_1_3_checks_refuse_is_not_written(demo_copy, tmp_path, cap
     err = capsys.readouterr().err
     assert "FOCUS 1.3 check" in err and "not written" in err
     assert not out.exists()
+
+
+USE_CASES = REPO / "tests" / "fixtures" / "focus_use_cases"
+_PLACEHOLDER = re.compile(r"(\w+)\s*(>=|<=|=|<|>)\s*\?|\?")
+
+
+def use_case_queries() -> dict[str, tuple[str, str]]:
+    """Key -> (slug, SQL) of the FOCUS use-case library's 1.2 queries, with the published fixes and gpuledger's."""
+    queries = yaml.safe_load((USE_CASES / "focus_use_cases.yaml").read_text(encoding="utf-8"))
+    for fixes in ("focus_use_cases_adjustments.yaml", "gpuledger_adjustments.yaml"):
+        for key, fix in yaml.safe_load((USE_CASES / fixes).read_text(encoding="utf-8")).items():
+            queries[key] = queries[key] | fix
+    return {key: (query["slug"], query["sql"]) for key, query in queries.items() if "v1.2" in query["focus_versions"]}
+
+
+def _parameters(con: duckdb.DuckDBPyConnection, sql: str) -> list[object]:
+    """Each ``?`` bound by the column it is compared with: a period bound to the demo's two months, any other column
+    to its most frequent value in the export."""
+    values: list[object] = []
+    for match in _PLACEHOLDER.finditer(sql):
+        column, operator = match.group(1), match.group(2)
+        if column is None or "Period" in column or column.endswith(("Start", "End")):
+            values.append("2026-10-01" if operator in (">=", ">", None) else "2026-12-01")
+        else:
+            (value,) = con.execute(
+                f"SELECT {quote_ident(column)} FROM focus_data_table GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1"
+            ).fetchone()
+            values.append(value)
+    return values
+
+
+def _run_use_cases(con: duckdb.DuckDBPyConnection, export: str) -> dict[str, object]:
+    con.execute(f"CREATE OR REPLACE VIEW focus_data_table AS SELECT * FROM {export}")
+    results = {}
+    for slug, sql in use_case_queries().values():
+        rows = con.execute(sql, _parameters(con, sql)).fetchall()
+        # a LIMIT without a total order picks any rows: only how many; DOUBLE sums depend on the order rows are added
+        # in: compared to 9 significant digits, in a fixed row order
+        limited = re.search(r"\bLIMIT\b", sql, re.IGNORECASE) is not None
+        results[slug] = len(rows) if limited else sorted(tuple(_comparable(v) for v in row) for row in rows)
+    return results
+
+
+def _comparable(value: object) -> str:
+    return f"{value:.9g}" if isinstance(value, float) else str(value)
+
+
+def test_the_focus_use_case_library_runs_on_the_1_2_and_the_1_3_export_alike(con):
+    on_1_2 = _run_use_cases(con, "v1_2")
+    assert len(on_1_2) == 53
+    assert sum(1 for rows in on_1_2.values() if rows) >= 36  # the others ask for what the demo has none of
+    assert _run_use_cases(con, "v1_3") == on_1_2
