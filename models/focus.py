@@ -400,7 +400,8 @@ SOURCE_CHANGES: dict[str, SourceChange] = {
     ),
     "MissingSubAccountName": SourceChange("SubAccountName", "an empty SubAccountName is the SubAccountId"),
     "NegativeUnitPrice": SourceChange(
-        "ContractedUnitPrice", "a negative unit price on a row that needs none (a credit) is emptied (FOCUS)"
+        "ContractedUnitPrice",
+        "a negative unit price on a row that needs none (a credit, a correction) is emptied (FOCUS)",
     ),
     "ResourceTypeWithoutResource": SourceChange(
         "ResourceType", "a ResourceType on a row without ResourceId is emptied (FOCUS), kept in x_SourceValues"
@@ -423,7 +424,9 @@ SOURCE_CHANGES: dict[str, SourceChange] = {
         "ServiceCategory", "a ServiceName with several categories takes one (the first in FOCUS's order, Other last)"
     ),
     "InvalidCommitmentTerm": SourceChange(
-        "x_CommitmentTermStart", "a commitment start/end time that is no timestamp is read as unknown"
+        "x_CommitmentTermStart",
+        "a commitment start/end time that is no timestamp (AWS), or a Term that is no duration (Azure), is read as"
+        " unknown",
     ),
 }
 """Every repair the normalizers make; ``[ingest] strict = true`` rejects a delivery needing any."""

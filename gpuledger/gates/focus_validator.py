@@ -90,6 +90,7 @@ class ValidatorResult:
     criteria: str = CRITERIA_ALL
     seconds: float = 0.0
     junit_path: Path | None = field(default=None, compare=False)
+    passed_rules: frozenset[str] = field(default=frozenset(), compare=False)
 
     @property
     def ok(self) -> bool:
@@ -253,6 +254,10 @@ class _ModelRule:
     function: str
     must_satisfy: str
     children: tuple[str, ...]
+    keyword: str = "MUST"
+    """MUST, MUST NOT, SHOULD, SHOULD NOT, RECOMMENDED or MAY, as the spec sentence says."""
+    static: bool = True
+    """False for the model's Dynamic rules, which the engine never executes."""
 
 
 def _model_rule_refs(node: Any) -> Iterator[str]:
@@ -280,8 +285,23 @@ def _load_model(path: Path = MODEL_FILE) -> tuple[dict[str, _ModelRule], frozens
             children=tuple(
                 dict.fromkeys([*_model_rule_refs(criteria.get("Requirement") or {}), *criteria.get("Dependencies", [])])
             ),
+            keyword=str(criteria.get("Keyword", "MUST")),
+            static=rule.get("Type") != "Dynamic",
         )
     return rules, frozenset(model.get("ApplicabilityCriteria", {}))
+
+
+def should_rules() -> frozenset[str]:
+    """The model's rules the engine executes whose sentence says SHOULD, SHOULD NOT or RECOMMENDED (a composite of
+    Dynamic rules only is skipped with them)."""
+    rules, _ = _load_model()
+    return frozenset(
+        rule_id
+        for rule_id, rule in rules.items()
+        if rule.static
+        and rule.keyword in ("SHOULD", "SHOULD NOT", "RECOMMENDED")
+        and (rule.function != "Composite" or any(rules[c].static for c in rule.children if c in rules))
+    )
 
 
 def _descendants(rule_id: str, rules: dict[str, _ModelRule]) -> set[str]:
@@ -343,6 +363,7 @@ def parse_junit(xml_path: Path, *, criteria: str = CRITERIA_ALL, seconds: float 
         failed=failed,
         skipped=values.count("skipped"),
         passed=values.count("passed"),
+        passed_rules=frozenset(rule_id for rule_id, state in status.items() if state == "passed"),
         failed_composites=tuple(composites),
         criteria=criteria,
         seconds=seconds,

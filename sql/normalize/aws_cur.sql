@@ -157,6 +157,17 @@ priced AS (
     FROM classified
 ),
 
+unit_prices AS (
+    -- FOCUS unit prices are never negative; a correction (a refund) needs none, so its negative rate is emptied
+    SELECT
+        *,
+        has_unit_pricing AND NOT (charge_class IS NOT NULL AND (list_unit_price < 0 OR contracted_unit_price < 0))
+            AS states_unit_prices,
+        has_unit_pricing AND charge_class IS NOT NULL AND (list_unit_price < 0 OR contracted_unit_price < 0)
+            AS drops_negative_prices
+    FROM priced
+),
+
 focus_rows AS (
     SELECT
         nullif(p.line_item_availability_zone, '') AS AvailabilityZone,
@@ -207,17 +218,17 @@ focus_rows AS (
                 THEN coalesce(u.focus_unit, p.pricing_unit)
         END AS ConsumedUnit,
         p.contracted_cost AS ContractedCost,
-        CASE WHEN p.has_unit_pricing THEN p.contracted_unit_price END AS ContractedUnitPrice,
+        CASE WHEN p.states_unit_prices THEN p.contracted_unit_price END AS ContractedUnitPrice,
         p.effective_cost AS EffectiveCost,
         nullif(p.bill_invoice_id, '') AS InvoiceId,
         $provider_name AS InvoiceIssuerName,
         p.list_cost AS ListCost,
-        CASE WHEN p.has_unit_pricing THEN p.list_unit_price END AS ListUnitPrice,
+        CASE WHEN p.states_unit_prices THEN p.list_unit_price END AS ListUnitPrice,
         p.pricing_category AS PricingCategory,
         p.line_item_currency_code AS PricingCurrency,
-        CASE WHEN p.has_unit_pricing THEN p.contracted_unit_price END AS PricingCurrencyContractedUnitPrice,
+        CASE WHEN p.states_unit_prices THEN p.contracted_unit_price END AS PricingCurrencyContractedUnitPrice,
         p.effective_cost AS PricingCurrencyEffectiveCost,
-        CASE WHEN p.has_unit_pricing THEN p.list_unit_price END AS PricingCurrencyListUnitPrice,
+        CASE WHEN p.states_unit_prices THEN p.list_unit_price END AS PricingCurrencyListUnitPrice,
         CASE WHEN p.has_unit_pricing THEN p.quantity END AS PricingQuantity,
         CASE
             WHEN p.has_unit_pricing AND p.quantity IS NOT NULL THEN coalesce(u.focus_unit, p.pricing_unit)
@@ -287,9 +298,15 @@ focus_rows AS (
             CASE
                 WHEN u.focus_unit IS NULL AND NOT follows_unit_format(p.pricing_unit) THEN 'UnmappedUnit'
             END
-        )) AS x_SourceChanges,
-        p.src_values AS x_SourceValues
-    FROM priced AS p
+        ).list_append(CASE WHEN p.drops_negative_prices THEN 'NegativeUnitPrice' END)) AS x_SourceChanges,
+        CASE
+            WHEN p.drops_negative_prices THEN merge_source_values(p.src_values, [
+                {'key': 'lineItem/UnblendedRate', 'value': CAST(p.contracted_unit_price AS VARCHAR)},
+                {'key': 'pricing/publicOnDemandRate', 'value': CAST(p.pricing_public_on_demand_rate AS VARCHAR)}
+            ])
+            ELSE p.src_values
+        END AS x_SourceValues
+    FROM unit_prices AS p
     LEFT JOIN services AS s ON s.product_code = p.line_item_product_code
     LEFT JOIN units AS u ON u.aws_unit = p.pricing_unit
     LEFT JOIN regions AS r ON r.region_id = p.product_region_code

@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from gpuledger.gates.focus_validator import run_focus_validator
+from gpuledger.gates.focus_validator import run_focus_validator, should_rules
 from models.aws_cur import cur1_to_snake
 from pipelines.cli import main
 
@@ -169,6 +169,8 @@ def test_official_validator_reports_no_failed_rule(demo_home, tmp_path):
     result = run_focus_validator(export, criteria="ALL")
     assert result.total > 500
     assert result.failed == {}
+    # SHOULD rules included: every one the engine executes passed, none was skipped
+    assert should_rules() <= result.passed_rules, sorted(should_rules() - result.passed_rules)
 
 
 def test_gpu_split_runs_on_every_provider(demo_home):

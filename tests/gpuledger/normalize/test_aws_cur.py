@@ -14,7 +14,7 @@ from gpuledger.gates.load import load_delivery
 from models.aws_cur import LINE_ITEM_TYPES, cur1_to_snake
 from models.delivery import Delivery
 from models.errors import InputError
-from tests.conftest import focus_snapshot
+from tests.conftest import focus_snapshot, validate_warehouse
 from tests.fixtures.cur_cases import (
     CUR1_HEADER,
     EXPECTED_BILLED,
@@ -251,7 +251,7 @@ def test_cur2_csv_tags_written_as_a_list_are_read_as_no_tags_and_flagged(con, tm
     ).write_csv(str(csv_path), compression="gzip")
     result = _load(con, csv_path, "aws-cur2")
     assert _totals(con) == (EXPECTED_BILLED, EXPECTED_EFFECTIVE)
-    assert result.repairs == (("InvalidTags", 1),)
+    assert result.repairs == (("InvalidTags", 1), ("NegativeUnitPrice", 1))  # the refund of rf-sp, below
     row = con.execute("SELECT Tags, x_SourceChanges, x_SourceValues FROM focus.costs WHERE x_SourceLineItemId = 'u1'")
     assert row.fetchone() == (None, "InvalidTags", '{"resource_tags":"[\\"team\\", \\"llm\\"]"}')
 
@@ -300,10 +300,10 @@ def test_a_commitment_time_that_is_no_timestamp_is_nulled_and_flagged(con, tmp_p
     rows[2] = rows[2] | {"reservation/StartTime": "soon"}
     result = _load(con, write_cur1_csv(tmp_path / "cur.csv", rows))
     assert _totals(con) == (EXPECTED_BILLED, EXPECTED_EFFECTIVE)
-    assert result.repairs == (("InvalidCommitmentTerm", 1),)
+    assert result.repairs == (("InvalidCommitmentTerm", 1), ("NegativeUnitPrice", 1))
     row = con.execute(
         "SELECT x_SourceLineItemId, x_CommitmentTermStart, x_CommitmentTermEnd IS NOT NULL, x_SourceChanges,"
-        " x_SourceValues FROM focus.costs WHERE x_SourceChanges IS NOT NULL"
+        " x_SourceValues FROM focus.costs WHERE x_SourceChanges = 'InvalidCommitmentTerm'"
     ).fetchall()
     assert row == [("ri1", None, True, "InvalidCommitmentTerm", '{"reservation/StartTime":"soon"}')]
     assert _terms(con)["rif"][1:] == RI_TERM
@@ -313,5 +313,33 @@ def test_an_export_without_term_columns_loads_with_unknown_terms(con, tmp_path):
     header = [h for h in CUR1_HEADER if not h.endswith(("/StartTime", "/EndTime"))]
     result = _load(con, write_cur1_csv(tmp_path / "cur.csv", every_line_item_type(), header))
     assert _totals(con) == (EXPECTED_BILLED, EXPECTED_EFFECTIVE)
-    assert result.repairs == ()
+    assert result.repairs == (("NegativeUnitPrice", 1),)
     assert {term[1:] for term in _terms(con).values()} == {(None, None)}
+
+
+@pytest.mark.parametrize("fmt", ["aws-cur1", "aws-cur2"])
+def test_output_passes_the_official_validator(con, tmp_path, validator_ready, fmt):
+    csv_path = write_cur1_csv(tmp_path / "cur1.csv", every_line_item_type())
+    if fmt == "aws-cur2":
+        _write_cur2_parquet(con, csv_path, path := tmp_path / "cur2.snappy.parquet")
+    _load(con, csv_path if fmt == "aws-cur1" else path, fmt)
+    assert validate_warehouse(con, tmp_path) == []
+
+
+def test_a_refund_keeps_its_money_and_loses_its_negative_rate(con, tmp_path):
+    result = _load(con, write_cur1_csv(tmp_path / "cur1.csv", every_line_item_type()))
+    assert ("NegativeUnitPrice", 1) in result.repairs
+    refund = con.execute(
+        "SELECT ChargeClass, BilledCost, ListCost, ListUnitPrice, ContractedUnitPrice, PricingCurrencyListUnitPrice,"
+        " x_SourceChanges, x_SourceValues FROM focus.costs WHERE x_SourceLineItemId = 'rf-sp'"
+    ).fetchone()
+    assert refund == (
+        "Correction",
+        Decimal("-100"),
+        Decimal("-100"),
+        None,
+        None,
+        None,
+        "NegativeUnitPrice",
+        '{"lineItem/UnblendedRate":"-100.0000000000"}',
+    )

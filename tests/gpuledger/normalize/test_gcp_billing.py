@@ -15,7 +15,7 @@ from gpuledger.gates.load import LoadResult, load_delivery
 from gpuledger.normalize.gcp_billing import billing_period_start
 from models.delivery import Delivery
 from models.errors import InputError
-from tests.conftest import focus_snapshot
+from tests.conftest import focus_snapshot, validate_warehouse
 from tests.fixtures.gcp_cases import (
     ACCOUNT,
     DECEMBER_BILLED,
@@ -439,3 +439,9 @@ def test_google_focus_view_errors_name_the_views_columns(con, tmp_path):
     with pytest.raises(InputError, match="unknown credit type LOYALTY") as caught:
         load_delivery(con, Delivery("gcp-focus", (write_jsonl(tmp_path / "focus2.jsonl", records[:2]),)))
     assert (caught.value.row, caught.value.column) == (2, "x_Credits")
+
+
+def test_output_passes_the_official_validator(con, tmp_path, validator_ready):
+    _load(con, write_jsonl(tmp_path / "nov.jsonl", every_credit_type()))
+    _load(con, write_jsonl(tmp_path / "dec.jsonl", december_with_corrections()))
+    assert validate_warehouse(con, tmp_path) == []
