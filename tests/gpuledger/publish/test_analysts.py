@@ -88,11 +88,11 @@ def literal(sql: str, column: str) -> str:
 
 def test_the_document_has_exactly_thirteen_numbered_examples():
     examples = example_queries()
-    assert [number for number, _, _ in examples] == list(range(1, 14))
+    assert [number for number, _, _ in examples] == list(range(1, 17))
     assert all(question.endswith("?") and sql.strip() for _, question, sql in examples)
 
 
-@pytest.mark.parametrize("number", range(1, 14))
+@pytest.mark.parametrize("number", range(1, 17))
 def test_every_example_runs_read_only_and_returns_rows(analyst, number):
     rows = run(analyst, EXAMPLES[number])
     if number != 10:  # statement vs current is empty until a month is issued (test below)
@@ -404,3 +404,16 @@ def test_parquet_export_matches_the_analyst_file(analyst, demo_home):
     assert totals(documented, "BillingCurrency", "effective_cost") == base(
         analyst, "SELECT BillingCurrency, sum(EffectiveCost) FROM focus.costs GROUP BY ALL"
     )
+
+
+def test_example_15_names_every_charge_once(analyst):
+    rows = run(analyst, EXAMPLES[15])
+    assert totals(rows, "BillingCurrency", "effective_cost") == base(
+        analyst, "SELECT BillingCurrency, sum(EffectiveCost) FROM focus.costs GROUP BY 1"
+    )
+    assert {row["ServiceProviderName"] for row in rows} >= {
+        "AWS",
+        "Microsoft",
+        "Google Cloud",
+        "Weights & Biases, Inc.",
+    }
