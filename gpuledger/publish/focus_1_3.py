@@ -13,7 +13,7 @@ from enum import StrEnum
 
 import duckdb
 
-from gpuledger.gates.checks import CheckResult, run_focus_1_3_checks
+from gpuledger.gates.checks import FOCUS_1_3_COMMITMENTS, FOCUS_1_3_ROWS, CheckResult, run_focus_1_3_checks
 from gpuledger.warehouse.sqlfiles import load_sql, quote_ident, quote_literal
 from models.focus import FocusColumn
 from models.focus_1_3 import CONTRACT_COMMITMENT_1_3, COST_AND_USAGE_1_3
@@ -57,15 +57,13 @@ def analyst_view_names() -> dict[Dataset, str]:
 
 EXPORT_VIEW = "focus_export_rows"
 """The temp view ``sql/publish/export_focus.sql`` and ``export_contract_commitment.sql`` write from."""
-CHECKED_ROWS = "focus_1_3_rows"
-CHECKED_COMMITMENTS = "focus_1_3_commitments"
 
 
 def check(con: duckdb.DuckDBPyConnection, *, allocated: bool) -> list[CheckResult]:
     """The project's FOCUS 1.3 checks over the CostAndUsage dataset (plain or allocated) and ContractCommitment of the
     warehouse; the failed ones (an empty list: conformant)."""
     rows = Dataset.ALLOCATED_COST_AND_USAGE if allocated else Dataset.COST_AND_USAGE
-    create_views(con, {rows: CHECKED_ROWS, Dataset.CONTRACT_COMMITMENT: CHECKED_COMMITMENTS})
+    create_views(con, {rows: FOCUS_1_3_ROWS, Dataset.CONTRACT_COMMITMENT: FOCUS_1_3_COMMITMENTS})
     return [result for result in run_focus_1_3_checks(con) if not result.passed]
 
 

@@ -19,7 +19,6 @@ from models.telemetry import JOB_OUTCOMES
 
 WAREHOUSE_FILE = "warehouse.duckdb"
 
-# How information_schema spells the types focus.cost_rows is declared with.
 # The tables each stage writes, one file per stage, in flow order (every statement is IF NOT EXISTS).
 _TABLE_FILES = (
     "warehouse/reference_tables.sql",

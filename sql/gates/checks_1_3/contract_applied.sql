@@ -31,8 +31,8 @@ FROM elements
 WHERE json_type(e) <> 'OBJECT'
     OR coalesce(json_type(e, '$.ContractId'), '') <> 'VARCHAR'
     OR coalesce(json_type(e, '$.ContractCommitmentId'), '') <> 'VARCHAR'
-    OR (coalesce(json_type(e, '$.ContractCommitmentAppliedCost'), 'NULL') NOT IN ('NULL'))
-    = (coalesce(json_type(e, '$.ContractCommitmentAppliedQuantity'), 'NULL') NOT IN ('NULL'))
+    OR (coalesce(json_type(e, '$.ContractCommitmentAppliedCost'), 'NULL') <> 'NULL')
+    = (coalesce(json_type(e, '$.ContractCommitmentAppliedQuantity'), 'NULL') <> 'NULL')
     OR (coalesce(json_type(e, '$.ContractCommitmentAppliedQuantity'), 'NULL') <> 'NULL')
     <> (coalesce(json_type(e, '$.ContractCommitmentAppliedUnit'), 'NULL') <> 'NULL')
     OR EXISTS (
