@@ -1,11 +1,11 @@
 """GCP Cloud Billing export to BigQuery (standard and detailed tables) -> the typed ``gcp_bq_src`` view.
 
 Input is a BigQuery extract: newline-delimited JSON (``.json``/``.jsonl``/``.ndjson``, optionally ``.gz``)
-or Parquet with the nested columns. Both are brought to one JSON text per record with its 1-based row
-number (Parquet rows through ``to_json``), then parsed with the explicit schema of ``models.gcp`` -- never
-inferred: every scalar is read as text and cast strictly, so numbers sent as strings in some rows and as
-numbers in others, empty arrays, empty objects and valueless labels all read the same way. Every record is
-validated before the model runs; the first bad one is refused with its file, row and field path.
+or Parquet with the nested columns. Parquet with the export's schema is read from its typed columns, each leaf as
+the text JSON would spell it; JSON lines (and Parquet of any other shape) are parsed with the explicit schema of
+``models.gcp`` -- never inferred: every scalar is read as text and cast strictly, so numbers sent as strings in
+some rows and as numbers in others, empty arrays, empty objects and valueless labels all read the same way. Every
+record is validated before the model runs; the first bad one is refused with its file, row and field path.
 
 List prices the export lacks: ``connectors.gcp.billing`` lands the Cloud Billing Catalog's SKU prices in
 ``<dataset>/_billing/sku_prices.parquet`` beside the export tables; :func:`create_source_view` puts those of the
@@ -50,6 +50,7 @@ from models.gcp import (
 
 SKU_PRICES_TABLE = "gcp_sku_prices"
 _LINES = "gcp_bq_lines"
+_RECORDS = "gcp_bq_records"
 _TYPED = "gcp_bq_typed"
 _JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
 
@@ -97,22 +98,31 @@ def format_from_columns(columns: set[str]) -> str | None:
 
 
 def read_files(con: duckdb.DuckDBPyConnection, files: Sequence[Path]) -> duckdb.DuckDBPyRelation:
-    """Every record of the delivery as JSON text with its file, 1-based row and extract (the ``export_time=``
-    folder it came from, '' for loose files), in temp table ``gcp_bq_lines``."""
+    """Every record of the delivery with its file, 1-based row and extract (the ``export_time=`` folder it came
+    from, '' for loose files): Parquet with the export's schema straight into temp table ``gcp_bq_records`` (typed
+    columns as text, no JSON round trip); JSON lines, and Parquet of any other shape, as text in ``gcp_bq_lines``,
+    parsed into ``gcp_bq_records`` by :func:`create_source_view`."""
     kinds = [file_kind(f) for f in files]
     con.execute(
         f"CREATE OR REPLACE TEMP TABLE {_LINES} (file_index INTEGER, source_file VARCHAR, source_label VARCHAR,"
         " source_row BIGINT, extract VARCHAR, line VARCHAR)"
     )
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE {_RECORDS} (file_index INTEGER, source_file VARCHAR, source_label VARCHAR,"
+        f" source_row BIGINT, extract VARCHAR, is_object BOOLEAN, shapes VARCHAR[], rec {_struct_type(_structure())})"
+    )
     labels = _line_item_labels(files)
     for index, (file, kind) in enumerate(zip(files, kinds, strict=True)):
-        query = load_sql(f"normalize/gcp_billing_lines_{kind}.sql")
-        extract = extract_of(file)
+        params = {
+            "index": index,
+            "name": str(file),
+            "label": labels[file],
+            "file": str(file),
+            "extract": extract_of(file),
+        }
         try:
-            con.execute(
-                query,
-                {"index": index, "name": str(file), "label": labels[file], "file": str(file), "extract": extract},
-            )
+            typed_read = _parquet_records_sql(con, file) if kind == "parquet" else None
+            con.execute(typed_read or load_sql(f"normalize/gcp_billing_lines_{kind}.sql"), params)
         except duckdb.Error as exc:
             raise InputError(file, f"unreadable: {str(exc).strip().splitlines()[0]}") from exc
     return con.table(_LINES)
@@ -132,6 +142,7 @@ def create_source_view(
     """
     del raw
     _create_sku_prices(con, files)
+    con.execute(_records_from_lines_sql())
     extracts = con.execute(load_sql("normalize/gcp_billing_extracts.sql")).fetchone()
     repeats_possible = bool(extracts and extracts[0] > 1)
     con.execute(f"CREATE OR REPLACE TEMP TABLE {_TYPED} AS " + typed_records_sql(source_version, repeats_possible))
@@ -207,12 +218,16 @@ def find_record(
     return (Path(found[0]), int(found[1]), str(found[2])) if found else None
 
 
-# The n-th copy of a record within its extract is kept from the oldest extract that has an n-th copy.
+# The n-th copy of a record within its extract is kept from the oldest extract that has an n-th copy; a record is
+# its typed values ({key}), so the spelling of a number or time in JSON or Parquet does not make it another.
 _REPEATS_ONCE = """SELECT * EXCLUDE (record, copy) FROM (
         SELECT *, row_number() OVER (PARTITION BY extract, record ORDER BY file_index, source_row) AS copy
-        FROM (SELECT *, CAST(rec AS VARCHAR) AS record FROM records)
+        FROM (SELECT *, CAST({key} AS VARCHAR) AS record FROM typed)
     )
-    QUALIFY rec IS NULL OR row_number() OVER (PARTITION BY record, copy ORDER BY file_index, source_row) = 1"""
+    QUALIFY NOT is_object
+        OR row_number() OVER (PARTITION BY record, copy ORDER BY file_index, source_row) = 1"""
+_RECORD_LISTS = ("labels", "system_labels", "project_labels", "tags", "credits")
+"""The typed record's list columns, beside one column per field of ``BQ_FIELDS``."""
 
 
 def record_structure() -> dict[str, Any]:
@@ -235,9 +250,9 @@ def _put(structure: dict[str, Any], path: str, leaf: object) -> None:
     node[name] = leaf
 
 
-def _field(path: str) -> str:
+def _field(path: str, record: str = "rec") -> str:
     """``rec.<path>``, each step of the dotted path (models/gcp.py) quoted."""
-    return ".".join(["rec", *(quote_ident(step) for step in path.split("."))])
+    return ".".join([record, *(quote_ident(step) for step in path.split("."))])
 
 
 def _text(path: str) -> str:
@@ -371,29 +386,14 @@ def _record_repeated_records(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("INSERT INTO source_skipped VALUES ('RepeatedExtractRecord', $rows)", {"rows": skipped[0]})
 
 
-def typed_records_sql(source_version: str | None = None, repeats_possible: bool = False) -> str:
-    """SELECT producing one typed row per record of ``gcp_bq_lines``, with the first problem found (or NULL).
-
-    ``source_version`` names the source table for x_SourceVersion; by default it is told per record.
-    ``repeats_possible``: the records come from several extracts of the month. BigQuery's export table is
-    append-only and every record carries its ``export_time``, so a record (as parsed: field order, number
-    spelling and fields gpuledger does not read aside) that an earlier extract delivered too is the same row
-    delivered again, not a new charge: a record occurring n times in one extract and m times in another counts
-    max(n, m) times, from the oldest extract holding it. Appended corrections are new records and add.
-    """
-    structure = quote_literal(json.dumps(record_structure(), sort_keys=True))
-    shape_paths = ", ".join(quote_literal("$." + p) for p in (*BQ_OBJECTS, *BQ_ARRAYS))
-    resource_position = len(BQ_OBJECTS) - BQ_OBJECTS[::-1].index("resource")
-    scalar_columns = ",\n        ".join(f"{_typed(f)} AS {quote_ident(f.column)}" for f in BQ_FIELDS)
-    problems = ",\n            ".join(_problems())
-    version = (
-        quote_literal(source_version)
-        if source_version
-        else f"CASE WHEN shapes[{resource_position}] IS NOT NULL THEN 'gcp_billing_export_resource_v1'"
-        " ELSE 'gcp_billing_export_v1' END"
-    )
-    # S608 excused at the closing quotes: fields, paths and literals from models/gcp.py, quoted
+def _records_from_lines_sql() -> str:
+    """INSERT the records of ``gcp_bq_lines`` (JSON text) into ``gcp_bq_records``: parsed with the explicit
+    structure, with the JSON type found at each checked object and array path."""
+    structure = quote_literal(json.dumps(_structure()))
+    shape_paths = ", ".join(quote_literal("$." + p) for p in _SHAPE_PATHS)
+    # S608 excused at the closing quotes: paths and the structure from models/gcp.py, quoted
     return f"""
+INSERT INTO {_RECORDS}
 WITH lines AS (
     SELECT file_index, source_file, source_label, source_row, extract, line
     FROM {_LINES}
@@ -404,18 +404,159 @@ WITH lines AS (
 parsed AS (
     SELECT *, CASE WHEN json_valid(line) THEN json_type(line) = 'OBJECT' ELSE false END AS is_object
     FROM lines
-),
+)
 
-records AS (
-    SELECT
-        file_index, source_file, source_label, source_row, extract, is_object,
-        CASE WHEN is_object THEN json_type(line, [{shape_paths}]) END AS shapes,
-        CASE WHEN is_object THEN json_transform(line, {structure}) END AS rec
-    FROM parsed
-),
+SELECT
+    file_index, source_file, source_label, source_row, extract, is_object,
+    CASE WHEN is_object THEN json_type(line, [{shape_paths}]) END AS shapes,
+    CASE WHEN is_object THEN json_transform(line, {structure}) END AS rec
+FROM parsed
+"""  # noqa: S608
 
-delivered_once AS (
-    {_REPEATS_ONCE if repeats_possible else "SELECT * FROM records"}
+
+_SHAPE_PATHS = (*BQ_OBJECTS, *BQ_ARRAYS)
+
+
+def _structure() -> dict[str, Any]:
+    """:func:`record_structure` with every object's fields in name order, the order ``json_transform`` gives."""
+
+    def ordered(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {name: ordered(node[name]) for name in sorted(node)}
+        if isinstance(node, list):
+            return [ordered(node[0])]
+        return node
+
+    return ordered(record_structure())
+
+
+def _struct_type(node: Any) -> str:
+    """The DuckDB type of a structure node: VARCHAR leaves, STRUCTs, lists of STRUCTs."""
+    if isinstance(node, dict):
+        return "STRUCT(" + ", ".join(f"{quote_ident(k)} {_struct_type(v)}" for k, v in node.items()) + ")"
+    if isinstance(node, list):
+        return _struct_type(node[0]) + "[]"
+    return TEXT
+
+
+_PARQUET_SOURCE = "src"
+
+
+def _parquet_records_sql(con: duckdb.DuckDBPyConnection, file: Path) -> str | None:
+    """INSERT a Parquet file's records into ``gcp_bq_records`` straight from its columns (leaves cast to text as
+    JSON spells them), or None when its schema is not the export's: a missing required column, or an object,
+    array or scalar where the structure has another kind (such files go through JSON and its per-record checks).
+    Parameters: $file, $index, $name, $label, $extract as for the JSON-lines reader."""
+    # LIMIT 0: a relation made with bound parameters is executed at once
+    schema = con.sql("SELECT * FROM read_parquet($file, hive_partitioning = false) LIMIT 0", params={"file": str(file)})
+    top = dict(zip(schema.columns, schema.types, strict=True))
+    if not {f.path for f in BQ_FIELDS if f.required and "." not in f.path} <= top.keys():
+        return None
+    source = quote_ident(_PARQUET_SOURCE)
+    fields = []
+    for name, node in _structure().items():
+        value = _parquet_value(f"{source}.{quote_ident(name)}", node, top.get(name), depth=0)
+        if value is None:
+            return None
+        fields.append(f"{quote_literal(name)}: {value}")
+    shapes = ", ".join(_parquet_shape(path, top) for path in _SHAPE_PATHS)
+    # S608 excused at the closing quotes: the record and shapes are generated from models/gcp.py, quoted.
+    # hive_partitioning off: the export_time= folder names would otherwise override the records' own export_time
+    return f"""
+INSERT INTO {_RECORDS}
+SELECT $index, $name, $label, file_row_number + 1, $extract, true, [{shapes}], {{{", ".join(fields)}}}
+FROM read_parquet($file, file_row_number = true, hive_partitioning = false) AS {source}
+"""  # noqa: S608
+
+
+def _parquet_shape(path: str, top: dict[str, duckdb.DuckDBPyType]) -> str:
+    """What ``json_type`` would say of an object or array path: NULL when the file has no such field."""
+    first, *rest = path.split(".")
+    found: duckdb.DuckDBPyType | None = top.get(first)
+    for step in rest:
+        found = dict(found.children).get(step) if found is not None and found.id == "struct" else None
+    if found is None:
+        return "CAST(NULL AS VARCHAR)"
+    kind = "OBJECT" if path in BQ_OBJECTS else "ARRAY"
+    return f"CASE WHEN {_field(path, quote_ident(_PARQUET_SOURCE))} IS NULL THEN 'NULL' ELSE '{kind}' END"
+
+
+def _parquet_value(expr: str, node: Any, found: duckdb.DuckDBPyType | None, depth: int) -> str | None:
+    """``expr`` (of Parquet type ``found``, None when absent) as the structure ``node`` wants it, or None when it
+    has another kind."""
+    if found is None:
+        return f"CAST(NULL AS {_struct_type(node)})"
+    if isinstance(node, dict):
+        if found.id != "struct":
+            return None
+        children = dict(found.children)
+        fields = []
+        for name, child in node.items():
+            value = _parquet_value(f"{expr}.{quote_ident(name)}", child, children.get(name), depth)
+            if value is None:
+                return None
+            fields.append(f"{quote_literal(name)}: {value}")
+        return f"CASE WHEN {expr} IS NULL THEN NULL ELSE {{{', '.join(fields)}}} END"
+    if isinstance(node, list):
+        if found.id != "list":
+            return None
+        element = f"e{depth}"
+        value = _parquet_value(element, node[0], found.child, depth + 1)
+        return None if value is None else f"list_transform({expr}, {element} -> {value})"
+    if found.id in ("struct", "list", "map", "union", "array"):
+        return None
+    if str(found) == "JSON":  # a column whose values mix strings and numbers: their text, as from JSON lines
+        return f"json_transform({expr}, '\"VARCHAR\"')"
+    # numbers as their JSON text, so a record reads (and repeats) the same from Parquet as from JSON
+    numeric = found.id in _NUMERIC_TYPES
+    return f"CAST(to_json({expr}) AS VARCHAR)" if numeric else f"CAST({expr} AS VARCHAR)"
+
+
+_NUMERIC_TYPES = frozenset(
+    (
+        "tinyint",
+        "smallint",
+        "integer",
+        "bigint",
+        "hugeint",
+        "utinyint",
+        "usmallint",
+        "uinteger",
+        "ubigint",
+        "uhugeint",
+        "float",
+        "double",
+        "decimal",
+    )
+)
+
+
+def typed_records_sql(source_version: str | None = None, repeats_possible: bool = False) -> str:
+    """SELECT producing one typed row per record of ``gcp_bq_records``, with the first problem found (or NULL).
+
+    ``source_version`` names the source table for x_SourceVersion; by default it is told per record.
+    ``repeats_possible``: the records come from several extracts of the month. BigQuery's export table is
+    append-only and every record carries its ``export_time``, so a record (its typed values: field order, the
+    spelling of numbers and times, JSON or Parquet, and fields gpuledger does not read aside) that an earlier
+    extract delivered too is the same row
+    delivered again, not a new charge: a record occurring n times in one extract and m times in another counts
+    max(n, m) times, from the oldest extract holding it. Appended corrections are new records and add.
+    """
+    resource_position = len(BQ_OBJECTS) - BQ_OBJECTS[::-1].index("resource")
+    scalar_columns = ",\n        ".join(f"{_typed(f)} AS {quote_ident(f.column)}" for f in BQ_FIELDS)
+    problems = ",\n            ".join(_problems())
+    columns = (*(quote_ident(f.column) for f in BQ_FIELDS), *_RECORD_LISTS)
+    record_key = "struct_pack(" + ", ".join(columns) + ")"
+    version = (
+        quote_literal(source_version)
+        if source_version
+        else f"CASE WHEN shapes[{resource_position}] IS NOT NULL THEN 'gcp_billing_export_resource_v1'"
+        " ELSE 'gcp_billing_export_v1' END"
+    )
+    # S608 excused at the closing quotes: fields, paths and literals from models/gcp.py, quoted
+    return f"""
+WITH records AS (
+    SELECT * FROM {_RECORDS}
 ),
 
 typed AS (
@@ -435,16 +576,21 @@ typed AS (
             'ordinal': i, 'raw': c, 'amount': {_decimal("nullif(trim(c.amount), '')")}}}) AS credit_checks,
         is_object,
         shapes,
-        rec
-    FROM delivered_once
+        rec,
+        extract
+    FROM records
+),
+
+delivered_once AS (
+    {_REPEATS_ONCE.format(key=record_key) if repeats_possible else "SELECT * FROM typed"}
 )
 
 SELECT
-    * EXCLUDE (credit_checks, is_object, shapes, rec),
+    * EXCLUDE (credit_checks, is_object, shapes, rec, extract),
     list_filter([
         {problems}
     ], p -> p IS NOT NULL)[1] AS problem
-FROM typed
+FROM delivered_once
 """  # noqa: S608
 
 

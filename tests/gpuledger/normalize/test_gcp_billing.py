@@ -12,7 +12,7 @@ import pytest
 
 from gpuledger.gates.checks import run_checks
 from gpuledger.gates.load import LoadResult, load_delivery
-from gpuledger.normalize.gcp_billing import billing_period_start
+from gpuledger.normalize.gcp_billing import billing_period_start, read_files
 from models.delivery import Delivery
 from models.errors import InputError
 from tests.conftest import focus_snapshot, validate_warehouse
@@ -277,6 +277,41 @@ def test_parquet_and_gzip_extracts_give_the_same_rows(con, tmp_path):
         assert not result.unchanged
         assert con.execute(f"SELECT {columns} FROM focus.costs ORDER BY ALL").fetchall() == from_json
     assert result.slices == json_result.slices
+
+
+def test_a_parquet_extract_is_read_from_its_typed_columns_not_through_json(con, tmp_path):
+    path = write_parquet(tmp_path / "nov.parquet", every_credit_type())
+    read_files(con, [path])
+    lines, records = con.execute("SELECT (SELECT count(*) FROM gcp_bq_lines), count(*) FROM gcp_bq_records").fetchone()
+    assert (lines, records) == (0, len(every_credit_type()))
+
+
+def test_a_parquet_file_of_another_shape_is_checked_record_by_record(con, tmp_path):
+    records = every_credit_type()
+    path = write_parquet(tmp_path / "odd.parquet", records)
+    with duckdb.connect() as scratch:  # credits flattened to text: not the export's schema
+        scratch.execute(
+            f"COPY (SELECT * REPLACE (CAST(credits AS VARCHAR) AS credits) FROM read_parquet('{path}'))"
+            f" TO '{tmp_path / 'flat.parquet'}' (FORMAT parquet)"
+        )
+    with pytest.raises(InputError, match="expected a JSON array, found varchar") as caught:
+        _load(con, tmp_path / "flat.parquet")
+    first_with_credits = next(i for i, r in enumerate(records, start=1) if r.get("credits"))
+    assert (caught.value.row, caught.value.column) == (first_with_credits, "credits")
+
+
+def test_records_a_json_extract_delivered_count_once_when_a_parquet_extract_repeats_them(con, tmp_path):
+    records = every_credit_type()
+    first = tmp_path / "export_time=2026-12-01T03:00:00Z"
+    later = tmp_path / "export_time=2026-12-02T03:00:00Z"
+    first.mkdir()
+    later.mkdir()
+    # written outside the extract folder: reading it back there would take export_time from the folder name
+    parquet = write_parquet(tmp_path / "part-000.parquet", records).rename(later / "part-000.parquet")
+    files = (write_jsonl(first / "part-000.jsonl", records), parquet)
+    load_delivery(con, Delivery("gcp-bq", files))
+    assert _totals(con) == [(ACCOUNT, NOV_START, "USD", EVERY_CREDIT_BILLED, EVERY_CREDIT_BILLED)]
+    assert con.execute("SELECT count(*) FROM focus.costs").fetchone() == (EVERY_CREDIT_ROWS,)
 
 
 def test_numbers_as_strings_read_like_numbers(con, tmp_path):
