@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -90,72 +91,123 @@ def _nullable(name: str) -> bool:
     return next(c.nullable for c in focus.CUSTOM_COLUMNS if c.name == name)
 
 
+RefTable = tuple[str, tuple[str, ...], list[tuple[str, ...]]]
+"""A reference table: its name, columns and rows (all text), generated from ``models``."""
+
+
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
-    """Create the warehouse tables if missing and refresh the reference tables from ``models``."""
+    """Bring the warehouse to this code's schema and reference tables, once: a warehouse already migrated to the
+    same :func:`schema_fingerprint` is left as it is, so opening one costs no DDL."""
+    references = _reference_tables()
+    fingerprint = schema_fingerprint(references)
+    if _migrated_fingerprint(con) == fingerprint:
+        return
+    with transaction(con):
+        _migrate(con, references)
+        con.execute(
+            "CREATE TABLE IF NOT EXISTS meta.schema_version (fingerprint VARCHAR NOT NULL, migrated_at TIMESTAMPTZ)"
+        )
+        con.execute("DELETE FROM meta.schema_version")
+        con.execute("INSERT INTO meta.schema_version VALUES ($fingerprint, now())", {"fingerprint": fingerprint})
+
+
+def schema_fingerprint(references: Sequence[RefTable] | None = None) -> str:
+    """What the schema is made of: the DDL of every stage and the reference tables' rows, hashed."""
+    digest = hashlib.sha256()
+    for text in (*(load_sql(path) for path in (*_TABLE_FILES, *_VIEW_FILES)), focus_costs_ddl()):
+        digest.update(text.encode())
+    digest.update(repr([*(references or _reference_tables()), _custom_columns()]).encode())
+    return digest.hexdigest()
+
+
+def _custom_columns() -> list[tuple[str, str]]:
+    return [(c.name, c.sql_type) for c in focus.CUSTOM_COLUMNS if c.nullable]
+
+
+def _migrated_fingerprint(con: duckdb.DuckDBPyConnection) -> str | None:
+    exists = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'meta' AND table_name = 'schema_version'"
+        " AND database_name = current_database()"
+    ).fetchone()
+    if not exists or not exists[0]:
+        return None
+    row = con.execute("SELECT max(fingerprint) FROM meta.schema_version").fetchone()
+    return str(row[0]) if row and row[0] else None
+
+
+def _migrate(con: duckdb.DuckDBPyConnection, references: Sequence[RefTable]) -> None:
+    """Create the warehouse tables if missing, add the columns later versions introduced, rebuild the reference
+    tables and the views over them."""
     create_billing_month(con)
     for path in _TABLE_FILES:
         con.execute(load_sql(path))
     con.execute(focus_costs_ddl())
     # Warehouses created before a custom column existed gain it (always nullable: old rows have no value).
-    for column in focus.CUSTOM_COLUMNS:
-        if column.nullable:
-            name = quote_ident(column.name)
-            con.execute(f"ALTER TABLE focus.cost_rows ADD COLUMN IF NOT EXISTS {name} {column.sql_type}")
+    for name, sql_type in _custom_columns():
+        con.execute(f"ALTER TABLE focus.cost_rows ADD COLUMN IF NOT EXISTS {quote_ident(name)} {sql_type}")
     # Statements issued before their data was stored gain the column (NULL: such a version cannot be rendered).
     con.execute("ALTER TABLE chargeback.statements ADD COLUMN IF NOT EXISTS data VARCHAR")
     _ensure_delivery_contract_columns(con)
-    con.execute(load_sql("gates/published_costs.sql"))
-    replace_ref_table(
-        con,
-        "ref.aws_services",
-        ("product_code", "service_category", "service_subcategory"),
-        [(code, cat, sub) for code, (cat, sub) in sorted(aws.AWS_SERVICE_CATEGORIES.items())],
-    )
-    formats = [(name, f.provider.key) for name, f in sorted(FORMATS.items())]
-    replace_ref_table(con, "ref.source_formats", ("source_format", "provider"), formats)
-    replace_ref_table(
-        con,
-        "ref.units",
-        ("provider", "source_unit", "focus_unit", "block_size"),
-        [(u.provider, u.source_unit, u.focus_unit, str(u.block_size)) for u in units.UNIT_MAPPINGS],
-    )
     for superseded in ("ref.aws_units", "ref.azure_units", "ref.gcp_units"):  # one table per provider before
         con.execute(f"DROP TABLE IF EXISTS {superseded}")
-    replace_ref_table(con, "ref.aws_regions", ("region_id", "region_name"), sorted(aws.AWS_REGION_NAMES.items()))
-    _ensure_gcp_ref_tables(con)
-    _ensure_azure_ref_tables(con)
-    replace_ref_table(
-        con,
-        "ref.focus_allowed_values",
-        ("column_name", "value"),
-        [(c.name, v) for c in focus.FOCUS_COLUMNS for v in c.allowed_values],
-    )
-    replace_ref_table(
-        con,
-        "ref.focus_service_categories",
-        ("service_category", "position"),
-        [(category, f"{position:02d}") for position, category in enumerate(focus.SERVICE_SUBCATEGORIES)],
-    )
-    replace_ref_table(
-        con,
-        "ref.focus_service_subcategories",
-        ("service_category", "service_subcategory"),
-        [(cat, sub) for cat, subs in focus.SERVICE_SUBCATEGORIES.items() for sub in subs],
-    )
-    replace_ref_table(
-        con,
-        "ref.focus_columns",
-        ("column_name", "data_type"),
-        [(c.name, c.type.catalog_name) for c in focus.FOCUS_COLUMNS],
-    )
-    replace_ref_table(con, "ref.iso_4217", ("code",), [(code,) for code in sorted(ISO_4217_CODES)])
-    replace_ref_table(
-        con,
-        "ref.gpu_instance_types",
-        ("provider", "instance_type", "gpu_model", "gpu_count", "gpu_memory_gib", "gpu_memory_bandwidth_tbps"),
-        [tuple(map(str, row)) for row in catalog_rows()],
-    )
-    con.execute(load_sql("warehouse/gpu_instances.sql"))
+    for table, columns, rows in references:
+        replace_ref_table(con, table, columns, rows)
+    for path in _VIEW_FILES:
+        con.execute(load_sql(path))
+
+
+# Views over the tables and reference tables, recreated by a migration.
+_VIEW_FILES = ("gates/published_costs.sql", "warehouse/gpu_instances.sql")
+
+
+def _reference_tables() -> list[RefTable]:
+    """Every ``ref.*`` table, from ``models``."""
+    return [
+        (
+            "ref.aws_services",
+            ("product_code", "service_category", "service_subcategory"),
+            [(code, cat, sub) for code, (cat, sub) in sorted(aws.AWS_SERVICE_CATEGORIES.items())],
+        ),
+        (
+            "ref.source_formats",
+            ("source_format", "provider"),
+            [(name, f.provider.key) for name, f in sorted(FORMATS.items())],
+        ),
+        (
+            "ref.units",
+            ("provider", "source_unit", "focus_unit", "block_size"),
+            [(u.provider, u.source_unit, u.focus_unit, str(u.block_size)) for u in units.UNIT_MAPPINGS],
+        ),
+        ("ref.aws_regions", ("region_id", "region_name"), sorted(aws.AWS_REGION_NAMES.items())),
+        *_gcp_ref_tables(),
+        *_azure_ref_tables(),
+        (
+            "ref.focus_allowed_values",
+            ("column_name", "value"),
+            [(c.name, v) for c in focus.FOCUS_COLUMNS for v in c.allowed_values],
+        ),
+        (
+            "ref.focus_service_categories",
+            ("service_category", "position"),
+            [(category, f"{position:02d}") for position, category in enumerate(focus.SERVICE_SUBCATEGORIES)],
+        ),
+        (
+            "ref.focus_service_subcategories",
+            ("service_category", "service_subcategory"),
+            [(cat, sub) for cat, subs in focus.SERVICE_SUBCATEGORIES.items() for sub in subs],
+        ),
+        (
+            "ref.focus_columns",
+            ("column_name", "data_type"),
+            [(c.name, c.type.catalog_name) for c in focus.FOCUS_COLUMNS],
+        ),
+        ("ref.iso_4217", ("code",), [(code,) for code in sorted(ISO_4217_CODES)]),
+        (
+            "ref.gpu_instance_types",
+            ("provider", "instance_type", "gpu_model", "gpu_count", "gpu_memory_gib", "gpu_memory_bandwidth_tbps"),
+            [tuple(map(str, row)) for row in catalog_rows()],
+        ),
+    ]
 
 
 def _ensure_delivery_contract_columns(con: duckdb.DuckDBPyConnection) -> None:
@@ -175,46 +227,43 @@ def _ensure_delivery_contract_columns(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-def _ensure_gcp_ref_tables(con: duckdb.DuckDBPyConnection) -> None:
+def _gcp_ref_tables() -> list[RefTable]:
     """Reference tables that sql/normalize/gcp_billing_export.sql joins (models/gcp.py)."""
-    replace_ref_table(
-        con,
-        "ref.gcp_services",
-        ("service_name", "service_category", "service_subcategory"),
-        [(name, cat, sub) for name, (cat, sub) in sorted(gcp.GCP_SERVICE_CATEGORIES.items())],
-    )
-    replace_ref_table(con, "ref.gcp_regions", ("region_id", "region_name"), sorted(gcp.GCP_REGION_NAMES.items()))
-    replace_ref_table(
-        con,
-        "ref.gcp_credit_types",
-        ("credit_type", "treatment", "committed"),
-        [(name, str(t.treatment), str(t.committed).lower()) for name, t in sorted(gcp.GCP_CREDIT_TYPES.items())],
-    )
+    return [
+        (
+            "ref.gcp_services",
+            ("service_name", "service_category", "service_subcategory"),
+            [(name, cat, sub) for name, (cat, sub) in sorted(gcp.GCP_SERVICE_CATEGORIES.items())],
+        ),
+        ("ref.gcp_regions", ("region_id", "region_name"), sorted(gcp.GCP_REGION_NAMES.items())),
+        (
+            "ref.gcp_credit_types",
+            ("credit_type", "treatment", "committed"),
+            [(name, str(t.treatment), str(t.committed).lower()) for name, t in sorted(gcp.GCP_CREDIT_TYPES.items())],
+        ),
+    ]
 
 
-def _ensure_azure_ref_tables(con: duckdb.DuckDBPyConnection) -> None:
+def _azure_ref_tables() -> list[RefTable]:
     """Reference tables that sql/normalize/azure_cost_details.sql joins (models/azure.py)."""
-    replace_ref_table(
-        con,
-        "ref.azure_services",
-        ("service_name", "service_category", "service_subcategory"),
-        [(name, cat, sub) for name, (cat, sub) in sorted(azure.AZURE_SERVICE_CATEGORIES.items())],
-    )
-    replace_ref_table(
-        con,
-        "ref.azure_consumed_services",
-        ("consumed_service", "service_name"),
-        sorted(azure.AZURE_CONSUMED_SERVICES.items()),
-    )
-    replace_ref_table(
-        con,
-        "ref.azure_regions",
-        ("location_key", "region_id", "region_name"),
-        [(key, region, name) for key, (region, name) in sorted(azure.AZURE_REGIONS.items())],
-    )
-    replace_ref_table(
-        con, "ref.azure_resource_types", ("arm_type", "display_name"), sorted(azure.AZURE_RESOURCE_TYPES.items())
-    )
+    return [
+        (
+            "ref.azure_services",
+            ("service_name", "service_category", "service_subcategory"),
+            [(name, cat, sub) for name, (cat, sub) in sorted(azure.AZURE_SERVICE_CATEGORIES.items())],
+        ),
+        (
+            "ref.azure_consumed_services",
+            ("consumed_service", "service_name"),
+            sorted(azure.AZURE_CONSUMED_SERVICES.items()),
+        ),
+        (
+            "ref.azure_regions",
+            ("location_key", "region_id", "region_name"),
+            [(key, region, name) for key, (region, name) in sorted(azure.AZURE_REGIONS.items())],
+        ),
+        ("ref.azure_resource_types", ("arm_type", "display_name"), sorted(azure.AZURE_RESOURCE_TYPES.items())),
+    ]
 
 
 def replace_ref_table(

@@ -6,7 +6,7 @@ import pytest
 
 from gpuledger.gates.checks import run_checks
 from gpuledger.gates.load import load_delivery
-from gpuledger.warehouse.database import ensure_schema
+from gpuledger.warehouse.sqlfiles import load_sql
 from models.delivery import Delivery
 from tests.fixtures.cur_cases import every_line_item_type, write_cur1_csv
 
@@ -120,7 +120,7 @@ ONE_USAGE_ROW = "x_SourceLineItemId = 'u1'"
 )
 def test_one_bad_row_fails_its_check(loaded, mutation, check, column):
     loaded.execute(mutation)
-    ensure_schema(loaded)  # re-binds the published view after a column change
+    loaded.execute(load_sql("gates/published_costs.sql"))  # re-binds the published view after a column change
     failed = _failed(loaded)
     assert check in failed, failed
     assert column in failed[check]
