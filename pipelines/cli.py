@@ -351,7 +351,11 @@ def _run(args: argparse.Namespace, home: Path | None = None) -> int:
             " FROM showback.team_month ORDER BY 1, 2, 3"
         ).fetchall()
         no_telemetry = _gpu_cost_without_telemetry(con, load_config(home))
-    print(f"Ran {len(partitions)} partition(s) through Dagster: {', '.join(f'{p} {m}' for m, p in partitions)}")
+    ran = ", ".join(f"{p} {m}".strip() for m, p in partitions) or "none"
+    print(f"Ran {len(partitions)} partition(s) through Dagster: {ran}")
+    if outcome.skipped:
+        skipped = ", ".join(f"{p} {m}".strip() for m, p in outcome.skipped)
+        print(f"Skipped {len(outcome.skipped)} whose inputs had not changed since their last successful run: {skipped}")
     print(_table(["provider", "billing account", "month", "currency", "rows", "billed", "effective"], slices))
     print("\nShowback per team (EffectiveCost; idle share of the team's cost):")
     print(_table(["month", "team", "currency", "total", "idle", "GPU-hours", "runs done", "per run"], teams))

@@ -13,8 +13,9 @@ import datetime as dt
 import json
 import os
 import sys
+from collections.abc import Callable
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,14 @@ from models.errors import GpuledgerError
 from models.formats import PROVIDERS
 from pipelines.definitions import add_billing_months, build_definitions, ingestion_partition_key
 from pipelines.deliveries import deliveries_for
+from pipelines.inputs import (
+    INPUTS_TAG,
+    allocation_inputs,
+    ingestion_inputs,
+    last_success,
+    month_holds,
+    publishing_inputs,
+)
 
 # The run's events stay in the Dagster instance (and a failed run's in <home>/logs/): the console shows none.
 QUIET_CONSOLE = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
@@ -52,9 +61,11 @@ class RunFailed(GpuledgerError):
 @dataclass(frozen=True)
 class RunOutcome:
     partitions: list[tuple[str, str]]
-    """(month, provider or "allocation") materialized, in order."""
+    """(month, provider, "allocation" or "publishing") materialized, in order."""
     held: dict[str, list[str]]
     """Deliveries held for ``gpuledger accept``, with why."""
+    skipped: list[tuple[str, str]]
+    """(month, provider, "allocation" or "publishing") not run: a successful run had read the same inputs."""
 
 
 # The top-level dagster.yaml, shipped in the package through the pipelines/dagster.yaml link.
@@ -83,7 +94,7 @@ def run_pipeline(home: Path) -> RunOutcome:
     with exclusive_run(home):
         started = _now()
         try:
-            partitions = _run(home)
+            partitions, skipped = _run(home)
         except GpuledgerError as exc:
             log = getattr(exc, "log", None)
             _record_run(home, started, "failed", error=str(exc), log=str(log) if log else None)
@@ -91,7 +102,7 @@ def run_pipeline(home: Path) -> RunOutcome:
         with closing(open_warehouse(home)) as con:
             held = {delivery: [h.describe() for h in holds] for delivery, holds in held_deliveries(con).items()}
         _record_run(home, started, "held" if held else "ok", held=held)
-        return RunOutcome(partitions, held)
+        return RunOutcome(partitions, held, skipped)
 
 
 def last_run(home: Path) -> dict[str, Any] | None:
@@ -109,33 +120,85 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
-def _run(home: Path) -> list[tuple[str, str]]:
+def _run(home: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The nightly run; returns the partitions run and those skipped because their inputs had not changed."""
     config = load_config(home)
     for source in remote_sources(config.sources):
         _starting(f"syncing {source.name}")
         sync_source(source)
-    partitions = sorted(
-        {(d.billing_period or "", provider) for provider in PROVIDERS for d in deliveries_for(home, provider)}
-    )
-    definitions = build_definitions(home)
+    deliveries = {provider: deliveries_for(home, provider) for provider in PROVIDERS}
+    partitions = sorted({(d.billing_period or "", provider) for provider, found in deliveries.items() for d in found})
+
+    def ingestion(month: str, provider: str) -> str:
+        in_month = [d for d in deliveries[provider] if d.billing_period == month]
+        with closing(open_warehouse(home)) as con:
+            return ingestion_inputs(home, month, provider, in_month, month_holds(con, month))
+
+    month_inputs: dict[str, str | None] = {}
+
+    def allocation(month: str) -> str | None:
+        with closing(open_warehouse(home)) as con:
+            month_inputs[month] = allocation_inputs(con, home, config, month)
+        return month_inputs[month]
+
+    def publishing() -> str | None:
+        with closing(open_warehouse(home)) as con:
+            return publishing_inputs(con, home, month_inputs)
+
     with dagster_instance(home) as instance:
+        jobs = _StaleJobs(instance, build_definitions(home), home)
         add_billing_months(instance, [month for month, _ in partitions])
-        if config.sources or config.telemetry:
+        stale = [p for p in partitions if not last_success(instance, "focus_ingestion", ingestion(*p))]
+        if stale and (config.sources or config.telemetry):
             _starting("observing sources")
-            _execute(instance, definitions, "observe_sources", None, "observing sources", home)
+            _execute(instance, jobs.definitions, "observe_sources", None, "observing sources", home)
         for month, provider in partitions:
-            _starting(f"loading {provider} {month}")
             key = ingestion_partition_key(month, provider)
-            _execute(instance, definitions, "focus_ingestion", key, f"{provider} {month}", home)
+            jobs.run_if_stale("focus_ingestion", key, (month, provider), lambda m=month, p=provider: ingestion(m, p))
         with closing(open_warehouse(home)) as con:
             months = published_months(con)
         add_billing_months(instance, months)
         for month in months:
-            _starting(f"splitting {month}")
-            _execute(instance, definitions, "monthly_allocation", month, f"allocation {month}", home)
-        _starting("publishing")
-        _execute(instance, definitions, "publishing", None, "publishing", home)
-    return partitions + [(month, "allocation") for month in months]
+            jobs.run_if_stale("monthly_allocation", month, (month, "allocation"), lambda m=month: allocation(m))
+        jobs.run_if_stale("publishing", None, ("", "publishing"), publishing)
+    return jobs.ran, jobs.skipped
+
+
+@dataclass
+class _StaleJobs:
+    """Runs a job's partition only when no successful run read the same inputs (pipelines/inputs.py)."""
+
+    instance: DagsterInstance
+    definitions: Definitions
+    home: Path
+    ran: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    def run_if_stale(
+        self,
+        job: str,
+        key: str | MultiPartitionKey | None,
+        partition: tuple[str, str],
+        inputs: Callable[[], str | None],
+    ) -> None:
+        what = _STAGES[job].format(month=partition[0], provider=partition[1])
+        if previous := last_success(self.instance, job, inputs()):
+            print(f"{what}: inputs unchanged since run {previous[:8]}, skipped", flush=True)
+            self.skipped.append(partition)
+            return
+        _starting(what)
+        result = _execute(self.instance, self.definitions, job, key, what, self.home)
+        self.ran.append(partition)
+        # tagged with the inputs as the run left them: the next run skips unless something changed since
+        if (after := inputs()) is not None:
+            self.instance.add_run_tags(result.run_id, {INPUTS_TAG: after})
+
+
+_STAGES = {
+    "focus_ingestion": "loading {provider} {month}",
+    "monthly_allocation": "splitting {month}",
+    "publishing": "publishing",
+}
 
 
 def close_month(home: Path, month: str) -> Report:

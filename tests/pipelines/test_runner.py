@@ -1,11 +1,16 @@
-"""The month close through Dagster: a closed month's statement issued, published and rendered as the named job."""
+"""The nightly run and the month close through Dagster: partitions whose inputs did not change are skipped; a closed
+month's statement is issued, published and rendered as the named job."""
 
 from __future__ import annotations
 
+from contextlib import closing
+
+import duckdb
 import pytest
 from dagster import AssetKey, DagsterInstance, RunsFilter
 
-from pipelines.runner import RunFailed, close_month
+from gpuledger.warehouse.home import open_warehouse
+from pipelines.runner import RunFailed, close_month, run_pipeline
 
 
 def test_closing_a_month_issues_publishes_and_renders_it_under_the_month_close_job(demo_copy):
@@ -28,3 +33,27 @@ def test_an_open_month_is_not_closed(demo_copy):
     with pytest.raises(RunFailed, match="billing month 2026-11 is open until"):
         close_month(demo_copy, "2026-11")
     assert not (demo_copy / "reports" / "2026-11").exists()
+
+
+def test_a_run_with_nothing_new_skips_everything_and_a_new_delivery_reruns_only_its_month(demo_copy, capsys):
+    first = run_pipeline(demo_copy)  # the copy has no Dagster history: every partition runs
+    assert first.skipped == [] and ("", "publishing") in first.partitions
+    again = run_pipeline(demo_copy)
+    assert again.partitions == [] and again.skipped == first.partitions
+    assert "publishing: inputs unchanged since run" in capsys.readouterr().out
+
+    # a new delivery of one month (its last row dropped): that partition, its month's split and the publish run
+    export = demo_copy / "exports" / "coreweave" / "2026-11" / "coreweave-focus-2026-11.csv"
+    export.write_text("".join(export.read_text(encoding="utf-8").splitlines(keepends=True)[:-1]), encoding="utf-8")
+    changed = run_pipeline(demo_copy)
+    assert changed.partitions == [("2026-11", "focus"), ("2026-11", "allocation"), ("", "publishing")]
+    assert ("2026-10", "allocation") in changed.skipped
+    with closing(open_warehouse(demo_copy)) as con:
+        rows = con.execute(
+            "SELECT count(*) FROM focus.costs WHERE ProviderName = 'CoreWeave' AND x_BillingMonth = DATE '2026-11-01'"
+        ).fetchone()
+    with duckdb.connect(str(demo_copy / "analyst.duckdb"), read_only=True) as analyst:
+        published = analyst.execute(
+            "SELECT count(*) FROM focus.costs WHERE ProviderName = 'CoreWeave' AND x_BillingMonth = DATE '2026-11-01'"
+        ).fetchone()
+    assert rows == published

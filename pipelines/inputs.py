@@ -1,0 +1,122 @@
+"""What each job of the nightly run reads, as one fingerprint per partition: a run re-executes a partition only when
+its fingerprint differs from the one tagged on its last successful Dagster run (docs/decisions/0017).
+
+The fingerprints are cheap by design (file sizes and modification times, a few small warehouse tables, the code's
+own text): discovering that nothing changed must cost far less than redoing the work. Re-running is always safe,
+so anything that cannot be fingerprinted cheaply (a Prometheus server) makes its partitions always stale.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+from collections.abc import Iterable, Sequence
+from functools import cache
+from pathlib import Path
+
+import duckdb
+from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
+
+from gpuledger.chargeback.months import lifecycle_now
+from gpuledger.publish.snapshot import ANALYST_FILE
+from models.config import CONFIG_FILE, Config
+from models.delivery import Delivery
+
+INPUTS_TAG = "gpuledger/inputs"
+"""The run tag holding the fingerprint of the inputs a run read."""
+
+# The packages whose code decides what a run writes.
+_CODE_PACKAGES = ("connectors", "gpuledger", "models", "pipelines", "sql")
+
+
+@cache
+def code_version() -> str:
+    """The text of every module and SQL file of the product, hashed: new code re-runs every partition."""
+    digest = hashlib.sha256()
+    for package in _CODE_PACKAGES:
+        folder = Path(importlib.import_module(package).__file__ or "").parent
+        for path in sorted(p for p in folder.rglob("*") if p.suffix in (".py", ".sql")):
+            digest.update(str(path.relative_to(folder)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def ingestion_inputs(home: Path, month: str, provider: str, deliveries: Sequence[Delivery], holds: object) -> str:
+    """A (billing month, provider) partition reads its deliveries' files and the holds a person accepted."""
+    files = [f for d in deliveries for f in (*d.files, *([d.manifest] if d.manifest else []))]
+    return _fingerprint("focus_ingestion", month, provider, _home_inputs(home), _file_stats(files), holds)
+
+
+def month_holds(con: duckdb.DuckDBPyConnection, month: str) -> list[tuple[object, ...]]:
+    """Holds of the month's deliveries and whether they were accepted: accepting one makes its partition stale."""
+    return con.execute(
+        "SELECT delivery_id, reason, accepted_at FROM meta.delivery_holds WHERE billing_period = $month ORDER BY ALL",
+        {"month": month},
+    ).fetchall()
+
+
+def allocation_inputs(con: duckdb.DuckDBPyConnection, home: Path, config: Config, month: str) -> str | None:
+    """A month's split reads the deliveries owning its slices and the telemetry; None (always stale) when a
+    telemetry source is a server whose data cannot be fingerprinted without reading it."""
+    if any(t.kind == "prometheus" for t in config.telemetry):
+        return None
+    owners = con.execute(
+        "SELECT provider_name, billing_account_id, delivery_id FROM meta.slices"
+        " WHERE strftime(billing_month(billing_period_start), '%Y-%m') = $month ORDER BY ALL",
+        {"month": month},
+    ).fetchall()
+    telemetry = _file_stats(f for t in config.telemetry for path in t.paths.values() for f in _files_under(path))
+    return _fingerprint("monthly_allocation", month, _home_inputs(home), owners, telemetry)
+
+
+def publishing_inputs(con: duckdb.DuckDBPyConnection, home: Path, months: dict[str, str | None]) -> str | None:
+    """Publishing reads every month's split (``months``: their input fingerprints), the deliveries, the issued
+    statements and adjustments, and the day (months close by date); None (always stale) when a month's split is,
+    or when the analyst file is missing."""
+    if None in months.values() or not (home / ANALYST_FILE).exists():
+        return None
+    state = [
+        con.execute(query).fetchall()
+        for query in (
+            "SELECT delivery_id, state FROM meta.deliveries ORDER BY ALL",
+            "SELECT * FROM meta.slices ORDER BY ALL",
+            "SELECT billing_month, version, content_sha256 FROM chargeback.statements ORDER BY ALL",
+            "SELECT count(*), max(detected_at) FROM chargeback.adjustments",
+        )
+    ]
+    return _fingerprint("publishing", sorted(months.items()), state, _home_inputs(home), lifecycle_now().date())
+
+
+def last_success(instance: DagsterInstance, job_name: str, fingerprint: str | None) -> str | None:
+    """The id of the last successful run of ``job_name`` that read exactly these inputs, if any."""
+    if fingerprint is None:
+        return None
+    runs = instance.get_run_records(
+        RunsFilter(job_name=job_name, statuses=[DagsterRunStatus.SUCCESS], tags={INPUTS_TAG: fingerprint}), limit=1
+    )
+    return runs[0].dagster_run.run_id if runs else None
+
+
+def _home_inputs(home: Path) -> object:
+    """The configuration and the code: what every partition reads besides its own data."""
+    config = home / CONFIG_FILE
+    return code_version(), config.read_bytes() if config.exists() else b"", _file_stats(_files_under(home / "rates"))
+
+
+def _files_under(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    return sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else []
+
+
+def _file_stats(files: Iterable[Path]) -> list[tuple[str, int, int]]:
+    """Path, size and modification time of each file: a delivery rewritten in place changes at least one."""
+    stats = []
+    for path in files:
+        stat = path.stat()
+        stats.append((str(path), stat.st_size, stat.st_mtime_ns))
+    return sorted(stats)
+
+
+def _fingerprint(*parts: object) -> str:
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
