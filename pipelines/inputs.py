@@ -18,7 +18,7 @@ import duckdb
 from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 
 from gpuledger.chargeback.months import lifecycle_now
-from gpuledger.publish.snapshot import ANALYST_FILE
+from gpuledger.publish.snapshot import ANALYST_FILE, crash_leftovers, last_attempt
 from models.config import CONFIG_FILE, Config
 from models.delivery import Delivery
 
@@ -71,9 +71,10 @@ def allocation_inputs(con: duckdb.DuckDBPyConnection, home: Path, config: Config
 
 def publishing_inputs(con: duckdb.DuckDBPyConnection, home: Path, months: dict[str, str | None]) -> str | None:
     """Publishing reads every month's split (``months``: their input fingerprints), the deliveries, the issued
-    statements and adjustments, and the day (months close by date); None (always stale) when a month's split is,
-    or when the analyst file is missing."""
-    if None in months.values() or not (home / ANALYST_FILE).exists():
+    statements and adjustments, and the day (months close by date), and writes the analyst file (its last attempt
+    recorded); None (always stale) when a month's split is, when the analyst file is missing or a publish that
+    crashed left files behind."""
+    if None in months.values() or not (home / ANALYST_FILE).exists() or crash_leftovers(home):
         return None
     state = [
         con.execute(query).fetchall()
@@ -84,7 +85,10 @@ def publishing_inputs(con: duckdb.DuckDBPyConnection, home: Path, months: dict[s
             "SELECT count(*), max(detected_at) FROM chargeback.adjustments",
         )
     ]
-    return _fingerprint("publishing", sorted(months.items()), state, _home_inputs(home), lifecycle_now().date())
+    attempt = last_attempt(home)
+    return _fingerprint(
+        "publishing", sorted(months.items()), state, attempt, _home_inputs(home), lifecycle_now().date()
+    )
 
 
 def last_success(instance: DagsterInstance, job_name: str, fingerprint: str | None) -> str | None:

@@ -237,19 +237,22 @@ def _export_parquet(con: duckdb.DuckDBPyConnection, home: Path) -> Path:
     return link
 
 
-def _remove_leftovers(home: Path) -> None:
+def crash_leftovers(home: Path) -> list[Path]:
     """Temporary files of a publish that crashed: never read by anyone, safe to delete."""
-    for leftover in home.glob(f"{_TEMP_PREFIX}*.duckdb*"):
-        leftover.unlink(missing_ok=True)
+    found = list(home.glob(f"{_TEMP_PREFIX}*.duckdb*"))
     folder = home / PUBLISHED_FOLDER
     if folder.is_dir():
         current = os.readlink(folder / "focus") if (folder / "focus").is_symlink() else None
-        for leftover in folder.glob(".focus-*"):
-            if leftover.name != current:
-                if leftover.is_symlink() or leftover.is_file():
-                    leftover.unlink()
-                else:
-                    shutil.rmtree(leftover, ignore_errors=True)
+        found += [leftover for leftover in folder.glob(".focus-*") if leftover.name != current]
+    return found
+
+
+def _remove_leftovers(home: Path) -> None:
+    for leftover in crash_leftovers(home):
+        if leftover.is_symlink() or leftover.is_file():
+            leftover.unlink(missing_ok=True)
+        else:
+            shutil.rmtree(leftover, ignore_errors=True)
 
 
 def _fsync(path: Path) -> None:
