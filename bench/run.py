@@ -1,17 +1,23 @@
-"""Benchmark: normalization of an N-row billing export to FOCUS vs a raw DuckDB read -> Parquet copy.
+"""Benchmark: normalization of an N-row billing export to FOCUS vs a raw DuckDB read -> Parquet copy, and vs the
+peer converter (focus-converter 1.0.0) on the same file where it reads the format.
 
-    python bench/run.py --rows 1000000 --format cur2-parquet
+    python bench/run.py --rows 1000000 --format cur1-csv
 
-Formats: ``cur2-parquet`` and ``cur1-csv`` (AWS, generated at scale by the AWS demo), ``azure-csv`` (an
+Formats: ``cur2-parquet``, ``cur1-csv`` and ``cur1-parquet`` (AWS CUR 2.0, CUR 1 CSV and CUR 1 as Athena's
+Parquet, generated at scale by the AWS demo, with the CUR 1 columns focus-converter requires), ``azure-csv`` (an
 Azure MCA AmortizedCost export: CSV gzip parts and manifest.json) and ``gcp-parquet`` (a GCP detailed
 billing export extracted to Parquet). The Azure and GCP exports are the demo's newest billing period
 repeated up to N rows, each copy in a subscription / project of its own, and laid out as the connectors
 find them; every format is loaded as a delivery discovered from its folder, like ``gpuledger import``.
 
 Generates (or reuses) the export under bench/data/, then runs each phase in its own process so its
-peak RSS is its own (generation too: a child's peak RSS starts at its parent's RSS). The last line is machine-readable:
+peak RSS is its own (generation too: a child's peak RSS starts at its parent's RSS). focus-converter runs from its
+own virtual environment under bench/data/ (created on first use from PyPI with the pins it needs), FOCUS columns
+only; it reads CUR 1 (CSV, and Athena Parquet), not CUR 2.0's maps, Azure's MCA files or a GCP Parquet extract.
+The last line is machine-readable:
 
     bench format=F rows=N seconds=S raw_copy_seconds=R ratio=S/R peak_rss_mb=M
+        [peer_seconds=P peer_speedup=P/S peer_peak_rss_mb=Q]
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import argparse
 import json
 import os
 import posixpath
+import signal
 import subprocess
 import sys
 import tempfile
@@ -40,11 +47,18 @@ if TYPE_CHECKING:
 FORMATS = {
     "cur2-parquet": "aws-cur2",
     "cur1-csv": "aws-cur1",
+    "cur1-parquet": "aws-cur1",
     "azure-csv": "azure-amortized",
     "gcp-parquet": "gcp-bq",
 }
 _ROWS_PER_PART = 1_000_000
 """Rows per data file of the replicated (Azure, GCP) exports."""
+# bench format -> how focus-converter reads it: --provider, --data-format, --parquet-data-format
+PEER_READS = {"cur1-csv": ("aws-cur", "csv", None), "cur1-parquet": ("aws", "parquet", "file")}
+PEER_PINS = ("focus-converter==1.0.0", "multimethod<1.11", "click<8.2")
+"""focus-converter 1.0.0's CLI imports only with these two extra pins (docs/performance.md)."""
+PEER_TIMEOUT_S = 3600
+"""focus-converter's worker processes keep it alive after an error: a run this long has failed."""
 
 
 def main() -> int:
@@ -52,6 +66,7 @@ def main() -> int:
     parser.add_argument("--rows", type=int, required=True)
     parser.add_argument("--format", choices=sorted(FORMATS), required=True)
     parser.add_argument("--data-dir", type=Path, default=REPO / "bench" / "data")
+    parser.add_argument("--no-peer", action="store_true", help="skip focus-converter")
     parser.add_argument("--phase", choices=("generate", "normalize", "raw-copy"), help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -71,11 +86,16 @@ def main() -> int:
     # printed before the raw copy runs: that copy can fail (out of memory) after a long normalize
     print(f"normalize: {normalize_s:.2f}s peak RSS {normalize_rss:.0f} MB", flush=True)
     raw_s, raw_rss = _run_phase("raw-copy", args)
-    print(f"raw copy: {raw_s:.2f}s peak RSS {raw_rss:.0f} MB")
-    print(
+    print(f"raw copy: {raw_s:.2f}s peak RSS {raw_rss:.0f} MB", flush=True)
+    summary = (
         f"bench format={args.format} rows={args.rows} seconds={normalize_s:.2f} raw_copy_seconds={raw_s:.2f}"
         f" ratio={normalize_s / raw_s:.2f} peak_rss_mb={normalize_rss:.0f}"
     )
+    if args.format in PEER_READS and not args.no_peer:
+        peer_s, peer_rss = _run_peer(delivery.files, args.format, args.data_dir)
+        print(f"focus-converter 1.0.0: {peer_s:.2f}s peak RSS {peer_rss:.0f} MB")
+        summary += f" peer_seconds={peer_s:.2f} peer_speedup={peer_s / normalize_s:.2f} peer_peak_rss_mb={peer_rss:.0f}"
+    print(summary)
     return 0
 
 
@@ -165,6 +185,7 @@ def _write_gcp(folder: Path, rows: int, fmt: str) -> None:
 _WRITERS: dict[str, Callable[[Path, int, str], None]] = {
     "cur2-parquet": _write_aws,
     "cur1-csv": _write_aws,
+    "cur1-parquet": _write_aws,
     "azure-csv": _write_azure,
     "gcp-parquet": _write_gcp,
 }
@@ -205,27 +226,70 @@ def _replicate(
 def _run_phase(phase: str, args: argparse.Namespace) -> tuple[float, float]:
     """Wall seconds and peak RSS (MB) of one phase in a child process."""
     with tempfile.TemporaryDirectory(prefix="gpuledger-bench-") as work:
-        command = [
-            sys.executable,
-            __file__,
-            "--rows",
-            str(args.rows),
-            "--format",
-            args.format,
-            "--data-dir",
-            str(args.data_dir),
-            "--phase",
+        return _timed(
+            [
+                sys.executable,
+                __file__,
+                "--rows",
+                str(args.rows),
+                "--format",
+                args.format,
+                "--data-dir",
+                str(args.data_dir),
+                "--phase",
+                phase,
+                "--work",
+                work,
+            ],
             phase,
-            "--work",
-            work,
-        ]
-        started = time.perf_counter()
-        child = subprocess.Popen(command)
-        _, status, usage = os.wait4(child.pid, 0)
-        elapsed = time.perf_counter() - started
-        if os.waitstatus_to_exitcode(status) != 0:
-            raise SystemExit(f"{phase} failed")
-        return elapsed, usage.ru_maxrss / 1024
+        )
+
+
+def _run_peer(files: tuple[Path, ...], fmt: str, data_dir: Path) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB) of focus-converter 1.0.0 converting the same file to FOCUS (its columns only)."""
+    (source,) = files
+    provider, data_format, parquet_layout = PEER_READS[fmt]
+    converter = _peer_venv(data_dir) / "bin" / "focus-converter"
+    with tempfile.TemporaryDirectory(prefix="gpuledger-bench-peer-") as work:
+        command = [str(converter), "convert", "--provider", provider, "--data-format", data_format]
+        command += ["--data-path", str(source), "--export-path", work, "--no-export-include-source-columns"]
+        command += ["--parquet-data-format", parquet_layout] if parquet_layout else []
+        elapsed, rss = _timed(command, "focus-converter", timeout=PEER_TIMEOUT_S)
+        if not any(Path(work).iterdir()):
+            raise SystemExit("focus-converter wrote nothing")
+        return elapsed, rss
+
+
+def _peer_venv(data_dir: Path) -> Path:
+    """focus-converter's own virtual environment (its pins clash with gpuledger's), created once."""
+    venv = data_dir / "focus-converter-1.0.0-venv"
+    ready = venv / ".installed"
+    if not ready.exists():
+        print(f"installing {' '.join(PEER_PINS)} into {venv}", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+        pip = [str(venv / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check", *PEER_PINS]
+        subprocess.run(pip, check=True)
+        ready.touch()
+    return venv
+
+
+def _timed(command: list[str], what: str, timeout: float | None = None) -> tuple[float, float]:
+    """Run ``command``; its wall seconds and the peak RSS (MB) of its largest process, waited-for children included."""
+    started = time.perf_counter()
+    child = subprocess.Popen(command, start_new_session=True)
+    while True:
+        pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+        if pid:
+            break
+        if timeout is not None and time.perf_counter() - started > timeout:
+            os.killpg(child.pid, signal.SIGKILL)
+            raise SystemExit(f"{what} still running after {timeout:.0f} s: stopped")
+        time.sleep(0.05)
+    elapsed = time.perf_counter() - started
+    if os.waitstatus_to_exitcode(status) != 0:
+        os.killpg(child.pid, signal.SIGKILL)  # its workers may outlive it
+        raise SystemExit(f"{what} failed")
+    return elapsed, usage.ru_maxrss / 1024
 
 
 def _normalize(delivery: Delivery, work: Path) -> None:

@@ -28,10 +28,10 @@ import duckdb
 
 from gpuledger_demo.common import Period, connect, digest, insert, quote, seeded_code, seeded_number, seeded_uuid
 from models.aws import AWS_REGION_NAMES
-from models.aws_cur import COST, CUR_COLUMNS, TIMESTAMP
+from models.aws_cur import COST, CUR_COLUMNS, TIMESTAMP, cur1_to_snake
 
 SourceFormat = Literal["aws-cur1", "aws-cur2"]
-ScaledFormat = Literal["cur2-parquet", "cur1-csv"]
+ScaledFormat = Literal["cur2-parquet", "cur1-csv", "cur1-parquet"]
 _Mode = Literal["OnDemand", "Spot", "SavingsPlan", "Reserved"]
 
 
@@ -1162,6 +1162,11 @@ def _cur1_header(snake: str) -> str:
     return f"{_CUR1_CATEGORIES[category]}/{camel}"
 
 
+def _decimal_text(column: str) -> str:
+    """Plain decimal text, at most 10 decimals, no trailing zeros, never an exponent: how CUR 1 CSV spells money."""
+    return rf"regexp_replace(CAST(CAST({column} AS {COST}) AS VARCHAR), '\.?0+$', '')"
+
+
 def _cur1_columns() -> list[tuple[str, str, str]]:
     """(header, manifest type, SQL text value) of the CUR 1 CSV columns."""
     columns = []
@@ -1169,8 +1174,7 @@ def _cur1_columns() -> list[tuple[str, str, str]]:
         if column.name in _CUR2_ONLY:
             continue
         if column.sql_type == COST:
-            # plain decimal text, at most 10 decimals, no trailing zeros, never an exponent
-            sql = rf"regexp_replace(CAST(CAST({column.name} AS {COST}) AS VARCHAR), '\.?0+$', '')"
+            sql = _decimal_text(column.name)
             kind = "BigDecimal" if column.required else "OptionalBigDecimal"
         elif column.sql_type == TIMESTAMP and not column.repair:
             fmt = _ISO_MS if column.name.startswith("bill_") else _ISO
@@ -1183,17 +1187,48 @@ def _cur1_columns() -> list[tuple[str, str, str]]:
     return columns
 
 
-def _copy(con: duckdb.DuckDBPyConnection, fmt: SourceFormat, source: str, target: Path) -> None:
-    """Write ``source`` (a FROM clause over canonical rows) as one CUR data file."""
+# Columns real CUR 1 reports carry that gpuledger does not read but the peer converter (focus-converter 1.0.0)
+# requires: the scaled exports carry them so both read the same file.
+_CUR1_PEER_COLUMNS = (
+    ("product/region", "OptionalString", "product_region_code"),
+    (
+        "reservation/TotalReservedUnits",
+        "OptionalBigDecimal",
+        f"CASE WHEN line_item_line_item_type = 'RIFee' THEN {_decimal_text('line_item_usage_amount')} END",
+    ),
+)
+
+
+def _copy(
+    con: duckdb.DuckDBPyConnection, fmt: SourceFormat | ScaledFormat, source: str, target: Path, peer: bool = False
+) -> None:
+    """Write ``source`` (a FROM clause over canonical rows) as one CUR data file; ``peer``: CUR 1 with the columns
+    the peer converter requires too. ``cur1-parquet`` is CUR 1 as Athena's Parquet: snake-case names, typed."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    if fmt == "aws-cur2":
+    cur1 = _cur1_columns() + (list(_CUR1_PEER_COLUMNS) if peer else [])
+    if fmt in ("aws-cur2", "cur2-parquet"):
         select = ", ".join(name for name, _ in _cur2_columns())
         options = "FORMAT parquet, COMPRESSION snappy"
+    elif fmt == "cur1-parquet":
+        select = ", ".join(f"{_athena_value(header, sql)} AS {cur1_to_snake(header)}" for header, _, sql in cur1)
+        options = "FORMAT parquet, COMPRESSION snappy"
     else:
-        select = ", ".join(f'{sql} AS "{header}"' for header, _, sql in _cur1_columns())
+        select = ", ".join(f'{sql} AS "{header}"' for header, _, sql in cur1)
         options = "FORMAT csv, HEADER true, COMPRESSION gzip"
     # COPY TO takes no parameters: the path quoted, columns, source and options this module's own
     con.execute(f"COPY (SELECT {select} FROM {source}) TO {quote(str(target))} ({options})")  # noqa: S608
+
+
+def _athena_value(header: str, text_sql: str) -> str:
+    """A CUR 1 column's value as Athena's Parquet types it: money as DOUBLE, times as TIMESTAMP, the rest text."""
+    canonical = next((c for c in CUR_COLUMNS if _cur1_header(c.name) == header), None)
+    if canonical is not None and canonical.sql_type == COST:
+        return f"CAST({canonical.name} AS DOUBLE)"
+    if canonical is not None and canonical.sql_type == TIMESTAMP and not canonical.repair:
+        return f"CAST({canonical.name} AS TIMESTAMP)"
+    if header == "reservation/TotalReservedUnits":
+        return f"CAST({text_sql} AS DOUBLE)"
+    return text_sql
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1428,11 +1463,9 @@ def write_scaled_cur_export(path: Path, rows: int, fmt: ScaledFormat, seed: int 
         assert len(extra) == fixed
         _insert_extra(con, extra)
         path.mkdir(parents=True, exist_ok=True)
-        if fmt == "cur2-parquet":
-            target, source_format = path / "helios-bench-00001.snappy.parquet", "aws-cur2"
-        else:
-            target, source_format = path / "helios-bench-1.csv.gz", "aws-cur1"
-        _copy(con, source_format, "(SELECT * FROM li UNION ALL SELECT * FROM extra)", target)
+        name = {"cur2-parquet": "helios-bench-00001.snappy.parquet", "cur1-parquet": "helios-bench-1.snappy.parquet"}
+        target = path / name.get(fmt, "helios-bench-1.csv.gz")
+        _copy(con, fmt, "(SELECT * FROM li UNION ALL SELECT * FROM extra)", target, peer=True)
         return [target]
     finally:
         con.close()
