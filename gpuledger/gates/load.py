@@ -25,7 +25,9 @@ from gpuledger.gates.verdicts import delivery_verdict
 from gpuledger.normalize import aws_cur
 from gpuledger.normalize.files import (
     FileStats,
+    GzipCheck,
     bad_cast_predicate,
+    checking_gzip,
     first_bad_row,
     first_repeat,
     matching_rows,
@@ -103,7 +105,8 @@ def load_delivery(con: duckdb.DuckDBPyConnection, delivery: Delivery, rules: Ing
     ingested_at = previous[0] if previous else dt.datetime.now(dt.UTC).replace(microsecond=0)
 
     _discard_unpublished(con)
-    _write(con, delivery, model, delivery_id, ingested_at)
+    with checking_gzip(delivery.files) as gzip_check:
+        _write(con, delivery, model, delivery_id, ingested_at, gzip_check)
     try:
         _audit(con, delivery, model, delivery_id, rules)
         slices = _delivery_slices(con, delivery, model, delivery_id)
@@ -212,22 +215,29 @@ def _write(
     model: FormatModel,
     delivery_id: str,
     ingested_at: dt.datetime,
+    gzip_check: GzipCheck,
 ) -> None:
-    """Stage the delivery's FOCUS rows and its source totals, committed but not yet visible in focus.costs."""
+    """Stage the delivery's FOCUS rows and its source totals, committed but not yet visible in focus.costs; the
+    transaction commits only once ``gzip_check`` proved every gzip file complete."""
     if not delivery.files:
         return
     with transaction(con):
-        # the reader notes here the source rows it did not load (GCP: records an earlier extract delivered)
-        con.execute("CREATE OR REPLACE TEMP TABLE source_skipped (change VARCHAR, rows BIGINT)")
-        _insert_focus_rows(con, delivery, model, delivery_id, ingested_at)
-        # the format's source-totals model, a project SQL file, as the subquery of one insert
-        totals = "INSERT INTO meta.source_totals BY NAME SELECT $id AS delivery_id, * FROM ({})"
         try:
-            con.execute(totals.format(load_sql(model.source_totals_sql)), {"id": delivery_id})
-        except duckdb.Error as exc:  # the totals read columns the model does not (the file's every cell counts)
-            raise read_error(delivery.files, exc) or exc from exc
-        con.execute("DELETE FROM meta.delivery_repairs WHERE delivery_id = $id", {"id": delivery_id})
-        con.execute(load_sql("gates/delivery_repairs.sql"), {"id": delivery_id})
+            # the reader notes here the source rows it did not load (GCP: records an earlier extract delivered)
+            con.execute("CREATE OR REPLACE TEMP TABLE source_skipped (change VARCHAR, rows BIGINT)")
+            _insert_focus_rows(con, delivery, model, delivery_id, ingested_at)
+            # the format's source-totals model, a project SQL file, as the subquery of one insert
+            totals = "INSERT INTO meta.source_totals BY NAME SELECT $id AS delivery_id, * FROM ({})"
+            try:
+                con.execute(totals.format(load_sql(model.source_totals_sql)), {"id": delivery_id})
+            except duckdb.Error as exc:  # the totals read columns the model does not (the file's every cell counts)
+                raise read_error(delivery.files, exc) or exc from exc
+            con.execute("DELETE FROM meta.delivery_repairs WHERE delivery_id = $id", {"id": delivery_id})
+            con.execute(load_sql("gates/delivery_repairs.sql"), {"id": delivery_id})
+        except Exception:
+            gzip_check.result()  # a truncated file explains whatever its read raised
+            raise
+        gzip_check.result()
 
 
 def _audit(

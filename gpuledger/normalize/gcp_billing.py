@@ -51,6 +51,7 @@ from models.gcp import (
 SKU_PRICES_TABLE = "gcp_sku_prices"
 _LINES = "gcp_bq_lines"
 _RECORDS = "gcp_bq_records"
+_PARQUET_RECORDS = "gcp_bq_parquet_records"
 _TYPED = "gcp_bq_typed"
 _JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
 
@@ -99,32 +100,37 @@ def format_from_columns(columns: set[str]) -> str | None:
 
 def read_files(con: duckdb.DuckDBPyConnection, files: Sequence[Path]) -> duckdb.DuckDBPyRelation:
     """Every record of the delivery with its file, 1-based row and extract (the ``export_time=`` folder it came
-    from, '' for loose files): Parquet with the export's schema straight into temp table ``gcp_bq_records`` (typed
-    columns as text, no JSON round trip); JSON lines, and Parquet of any other shape, as text in ``gcp_bq_lines``,
-    parsed into ``gcp_bq_records`` by :func:`create_source_view`."""
+    from, '' for loose files): Parquet with the export's schema as temp view ``gcp_bq_parquet_records`` over its
+    typed columns (leaves as text, no JSON round trip, streamed); JSON lines, and Parquet of any other shape, as
+    text in temp table ``gcp_bq_lines``, parsed by :func:`create_source_view`."""
     kinds = [file_kind(f) for f in files]
     con.execute(
         f"CREATE OR REPLACE TEMP TABLE {_LINES} (file_index INTEGER, source_file VARCHAR, source_label VARCHAR,"
         " source_row BIGINT, extract VARCHAR, line VARCHAR)"
     )
-    con.execute(
-        f"CREATE OR REPLACE TEMP TABLE {_RECORDS} (file_index INTEGER, source_file VARCHAR, source_label VARCHAR,"
-        f" source_row BIGINT, extract VARCHAR, is_object BOOLEAN, shapes VARCHAR[], rec {_struct_type(_structure())})"
-    )
     labels = _line_item_labels(files)
+    typed_reads = []
     for index, (file, kind) in enumerate(zip(files, kinds, strict=True)):
-        params = {
-            "index": index,
-            "name": str(file),
-            "label": labels[file],
-            "file": str(file),
-            "extract": extract_of(file),
-        }
         try:
-            typed_read = _parquet_records_sql(con, file) if kind == "parquet" else None
-            con.execute(typed_read or load_sql(f"normalize/gcp_billing_lines_{kind}.sql"), params)
+            typed_read = _parquet_records_sql(con, file, index, labels[file]) if kind == "parquet" else None
+            if typed_read is None:
+                params = {"index": index, "name": str(file), "label": labels[file], "extract": extract_of(file)}
+                con.execute(load_sql(f"normalize/gcp_billing_lines_{kind}.sql"), {**params, "file": str(file)})
+            else:
+                typed_reads.append(typed_read)
         except duckdb.Error as exc:
             raise InputError(file, f"unreadable: {str(exc).strip().splitlines()[0]}") from exc
+    columns = "file_index, source_file, source_label, source_row, extract, is_object, shapes, rec"
+    none = (
+        "SELECT CAST(NULL AS INTEGER) AS file_index, CAST(NULL AS VARCHAR) AS source_file,"
+        " CAST(NULL AS VARCHAR) AS source_label, CAST(NULL AS BIGINT) AS source_row, CAST(NULL AS VARCHAR) AS extract,"
+        f" CAST(NULL AS BOOLEAN) AS is_object, CAST(NULL AS VARCHAR[]) AS shapes, CAST(NULL AS {_RECORD_TYPE}) AS rec"
+        " WHERE false"
+    )
+    # generated from models/gcp.py and the files' own schemas, every name and path through the quoting helpers
+    con.execute(
+        f"CREATE OR REPLACE TEMP VIEW {_PARQUET_RECORDS} ({columns}) AS " + (" UNION ALL ".join(typed_reads) or none)
+    )
     return con.table(_LINES)
 
 
@@ -142,10 +148,13 @@ def create_source_view(
     """
     del raw
     _create_sku_prices(con, files)
-    con.execute(_records_from_lines_sql())
-    extracts = con.execute(load_sql("normalize/gcp_billing_extracts.sql")).fetchone()
-    repeats_possible = bool(extracts and extracts[0] > 1)
-    con.execute(f"CREATE OR REPLACE TEMP TABLE {_TYPED} AS " + typed_records_sql(source_version, repeats_possible))
+    con.execute(_records_view_sql())
+    repeats_possible = len({extract_of(f) for f in files}) > 1
+    try:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {_TYPED} AS " + typed_records_sql(source_version, repeats_possible))
+    except duckdb.Error as exc:  # a Parquet file read through its typed view, broken past its schema
+        named = next((f for f in files if str(f) in str(exc)), files[0])
+        raise InputError(named, f"unreadable: {str(exc).strip().splitlines()[0]}") from exc
     if repeats_possible:
         _record_repeated_records(con)
     bad = con.execute(load_sql("normalize/gcp_billing_first_problem.sql")).fetchone()
@@ -386,14 +395,14 @@ def _record_repeated_records(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("INSERT INTO source_skipped VALUES ('RepeatedExtractRecord', $rows)", {"rows": skipped[0]})
 
 
-def _records_from_lines_sql() -> str:
-    """INSERT the records of ``gcp_bq_lines`` (JSON text) into ``gcp_bq_records``: parsed with the explicit
-    structure, with the JSON type found at each checked object and array path."""
+def _records_view_sql() -> str:
+    """Temp view ``gcp_bq_records``: the typed Parquet records, then the records of ``gcp_bq_lines`` (JSON text)
+    parsed with the explicit structure, with the JSON type found at each checked object and array path."""
     structure = quote_literal(json.dumps(_structure()))
     shape_paths = ", ".join(quote_literal("$." + p) for p in _SHAPE_PATHS)
     # S608 excused at the closing quotes: paths and the structure from models/gcp.py, quoted
     return f"""
-INSERT INTO {_RECORDS}
+CREATE OR REPLACE TEMP VIEW {_RECORDS} AS
 WITH lines AS (
     SELECT file_index, source_file, source_label, source_row, extract, line
     FROM {_LINES}
@@ -406,10 +415,12 @@ parsed AS (
     FROM lines
 )
 
+SELECT * FROM {_PARQUET_RECORDS}
+UNION ALL
 SELECT
     file_index, source_file, source_label, source_row, extract, is_object,
     CASE WHEN is_object THEN json_type(line, [{shape_paths}]) END AS shapes,
-    CASE WHEN is_object THEN json_transform(line, {structure}) END AS rec
+    CASE WHEN is_object THEN CAST(json_transform(line, {structure}) AS {_RECORD_TYPE}) END AS rec
 FROM parsed
 """  # noqa: S608
 
@@ -439,14 +450,17 @@ def _struct_type(node: Any) -> str:
     return TEXT
 
 
+_RECORD_TYPE = _struct_type(_structure())
+"""The type of a record as read: every leaf text (``gcp_bq_records.rec``)."""
 _PARQUET_SOURCE = "src"
 
 
-def _parquet_records_sql(con: duckdb.DuckDBPyConnection, file: Path) -> str | None:
-    """INSERT a Parquet file's records into ``gcp_bq_records`` straight from its columns (leaves cast to text as
-    JSON spells them), or None when its schema is not the export's: a missing required column, or an object,
-    array or scalar where the structure has another kind (such files go through JSON and its per-record checks).
-    Parameters: $file, $index, $name, $label, $extract as for the JSON-lines reader."""
+def _parquet_records_sql(con: duckdb.DuckDBPyConnection, file: Path, index: int, label: str) -> str | None:
+    """SELECT a Parquet file's records straight from its columns (leaves cast to text as JSON spells them), or None
+    when its schema is not the export's: a missing required column, or an object, array or scalar where the
+    structure has another kind (such files go through JSON and its per-record checks). ``index`` is the file's
+    position in the delivery, ``label`` the prefix of its x_SourceLineItemId. Literals, not parameters: it is
+    part of a view."""
     # LIMIT 0: a relation made with bound parameters is executed at once
     schema = con.sql("SELECT * FROM read_parquet($file, hive_partitioning = false) LIMIT 0", params={"file": str(file)})
     top = dict(zip(schema.columns, schema.types, strict=True))
@@ -462,10 +476,11 @@ def _parquet_records_sql(con: duckdb.DuckDBPyConnection, file: Path) -> str | No
     shapes = ", ".join(_parquet_shape(path, top) for path in _SHAPE_PATHS)
     # S608 excused at the closing quotes: the record and shapes are generated from models/gcp.py, quoted.
     # hive_partitioning off: the export_time= folder names would otherwise override the records' own export_time
+    path = quote_literal(str(file))
+    file_columns = f"{index}, {path}, {quote_literal(label)}, file_row_number + 1, {quote_literal(extract_of(file))}"
     return f"""
-INSERT INTO {_RECORDS}
-SELECT $index, $name, $label, file_row_number + 1, $extract, true, [{shapes}], {{{", ".join(fields)}}}
-FROM read_parquet($file, file_row_number = true, hive_partitioning = false) AS {source}
+SELECT {file_columns}, true, [{shapes}], CAST({{{", ".join(fields)}}} AS {_RECORD_TYPE})
+FROM read_parquet({path}, file_row_number = true, hive_partitioning = false) AS {source}
 """  # noqa: S608
 
 
