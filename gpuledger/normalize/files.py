@@ -155,14 +155,14 @@ def cast_expr(header: str, raw_type: str, sql_type: str) -> str:
         if sql_type == "VARCHAR":
             return text
         if sql_type == MONEY:
-            return _decimal_from_text(text)
+            return decimal_from_text(text)
         return f"CAST({text} AS {sql_type})"
     if sql_type == "VARCHAR":
         return f"nullif(CAST({ident} AS VARCHAR), '')"
     if sql_type == MONEY and raw_type in BINARY_FLOATS:
         if raw_type != "DOUBLE":
             return f"error({quote_literal(f'{header} holds 32-bit floats')})"
-        exact = _decimal_from_text(f"CAST({ident} AS VARCHAR)")
+        exact = decimal_from_text(f"CAST({ident} AS VARCHAR)")
         return (
             f"CASE WHEN {ident} IS NULL THEN NULL WHEN CAST({exact} AS DOUBLE) = {ident} THEN {exact}"
             f" ELSE error({quote_literal(f'{header} is not exact to 10 decimal places')}) END"
@@ -174,10 +174,22 @@ MONEY = "DECIMAL(38,10)"
 BINARY_FLOATS = ("DOUBLE", "FLOAT")
 
 
-def _decimal_from_text(text: str) -> str:
-    # Text -> 128-bit decimal parses ~40x slower than -> 64-bit; values that fit take the fast path,
-    # the rest (and bad input, which then raises) the exact wide cast. Same rounding either way.
-    return f"coalesce(TRY_CAST({text} AS DECIMAL(18,10)), CAST({text} AS {MONEY}))"
+def decimal_from_text(text: str, *, strict: bool = True) -> str:
+    """SQL turning ``text`` into DECIMAL(38,10), rounded exactly as the wide cast rounds.
+
+    DuckDB parses text into a 128-bit decimal 25-40x slower than into a 64-bit one: a value that fits
+    DECIMAL(18,10) takes that path, plain digits with at most 18 before the point are split at it (both parts
+    exact, the sign applied last), and only other spellings (an exponent, more digits, bad input) reach the wide
+    cast. ``strict``: bad input raises there; else it is NULL.
+    """
+    split = (
+        f"CASE WHEN regexp_full_match({text}, '[-+]?[0-9]{{1,18}}(\\.[0-9]*)?') THEN"
+        f" (CAST(CAST(split_part(ltrim({text}, '+-'), '.', 1) AS BIGINT) AS {MONEY})"
+        f" + CAST('0.' || split_part({text}, '.', 2) AS DECIMAL(18,10)))"
+        f" * CASE WHEN starts_with({text}, '-') THEN -1 ELSE 1 END END"
+    )
+    wide = "CAST" if strict else "TRY_CAST"
+    return f"coalesce(TRY_CAST({text} AS DECIMAL(18,10)), {split}, {wide}({text} AS {MONEY}))"
 
 
 def bad_cast_predicate(raw_type: str, sql_type: str) -> tuple[str, str]:

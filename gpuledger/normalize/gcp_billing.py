@@ -26,6 +26,7 @@ from zoneinfo import ZoneInfo
 import duckdb
 
 from connectors.gcp.exports import billing_account_from_table, extract_of
+from gpuledger.normalize.files import decimal_from_text
 from gpuledger.warehouse.sqlfiles import load_sql, quote_ident, quote_literal
 from models.billing_month import BillingMonth
 from models.errors import InputError
@@ -279,15 +280,19 @@ def _typed(field: BqField) -> str:
 
 def _decimal(text: str) -> str:
     # 64-bit decimals parse much faster than 128-bit; both round to scale 10 the same way.
-    return f"coalesce(TRY_CAST({text} AS DECIMAL(18,10)), TRY_CAST({text} AS {COST}))"
+    return decimal_from_text(text, strict=False)
 
 
-def _problem(path: str | None, message_sql: str, condition: str) -> str:
+Problem = tuple[str, str]
+"""A per-record check: its condition, and the ``{path, message}`` it reports (NULL when the condition is not met)."""
+
+
+def _problem(path: str | None, message_sql: str, condition: str) -> Problem:
     path_sql = quote_literal(path) if path is not None else "CAST(NULL AS VARCHAR)"
-    return f"CASE WHEN {condition} THEN {{'path': {path_sql}, 'message': {message_sql}}} END"
+    return condition, f"CASE WHEN {condition} THEN {{'path': {path_sql}, 'message': {message_sql}}} END"
 
 
-def _problems() -> list[str]:
+def _problems() -> list[Problem]:
     """Per-record checks, most basic first; the first that fires is reported."""
     checks = [_problem(None, quote_literal("malformed JSON: not one JSON object on this line"), "NOT is_object")]
     shape_paths = [*BQ_OBJECTS, *BQ_ARRAYS]
@@ -351,7 +356,7 @@ def _problems() -> list[str]:
     return checks
 
 
-def _credit_problems() -> list[str]:
+def _credit_problems() -> list[Problem]:
     """The first credit with a missing or bad amount, or a type the model does not know, named by its index."""
     known = ", ".join(quote_literal(t) for t in sorted(GCP_CREDIT_TYPES))
     # (field, condition on credit {c}, message about credit {c}); {c} is a struct with ordinal, raw and amount.
@@ -368,8 +373,11 @@ def _credit_problems() -> list[str]:
     for field, condition, message in cases:
         first = "list_filter(credit_checks, c -> " + condition.format(c="c") + ")[1]"
         problems.append(
-            f"CASE WHEN {first} IS NOT NULL THEN {{'path': 'credits[' || {first}.ordinal || '].{field}',"
-            f" 'message': {message.format(c=first)}}} END"
+            (
+                f"{first} IS NOT NULL",
+                f"CASE WHEN {first} IS NOT NULL THEN {{'path': 'credits[' || {first}.ordinal || '].{field}',"
+                f" 'message': {message.format(c=first)}}} END",
+            )
         )
     return problems
 
@@ -559,7 +567,10 @@ def typed_records_sql(source_version: str | None = None, repeats_possible: bool 
     """
     resource_position = len(BQ_OBJECTS) - BQ_OBJECTS[::-1].index("resource")
     scalar_columns = ",\n        ".join(f"{_typed(f)} AS {quote_ident(f.column)}" for f in BQ_FIELDS)
-    problems = ",\n            ".join(_problems())
+    checks = _problems()
+    problems = ",\n            ".join(report for _, report in checks)
+    # the list of reports is built only for a record failing some check: most records fail none
+    any_problem = "\n        OR ".join(f"({condition})" for condition, _ in checks)
     columns = (*(quote_ident(f.column) for f in BQ_FIELDS), *_RECORD_LISTS)
     record_key = "struct_pack(" + ", ".join(columns) + ")"
     version = (
@@ -602,9 +613,9 @@ delivered_once AS (
 
 SELECT
     * EXCLUDE (credit_checks, is_object, shapes, rec, extract),
-    list_filter([
+    CASE WHEN {any_problem} THEN list_filter([
         {problems}
-    ], p -> p IS NOT NULL)[1] AS problem
+    ], p -> p IS NOT NULL)[1] END AS problem
 FROM delivered_once
 """  # noqa: S608
 

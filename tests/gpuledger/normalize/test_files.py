@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from gpuledger.normalize.files import first_bad_row, read_raw
+from gpuledger.normalize.files import decimal_from_text, first_bad_row, read_raw
 from models.errors import InputError
 
 
@@ -82,3 +83,31 @@ def test_bad_values_of_reordered_files_are_found_by_name(tmp_path):
     with duckdb.connect() as con:
         read_raw(con, [first, second])
         assert first_bad_row(con, second, "cost", "TRY_CAST(v AS DECIMAL(10, 2)) IS NULL") == (2, "abc")
+
+
+COMMA_DECIMAL = "'1,5'"
+
+
+def test_decimal_from_text_rounds_every_spelling_as_the_wide_cast_does():
+    generator = random.Random(20)
+    texts = [
+        generator.choice(["", "-", "+"])
+        + "".join(generator.choices("0123456789", k=generator.randint(1, 18)))
+        + (
+            "." + "".join(generator.choices("0123456789", k=generator.randint(0, 14)))
+            if generator.random() < 0.8
+            else ""
+        )
+        for _ in range(20_000)
+    ]
+    edges = ["0.", "5.", "-0.00000000005", "99999999.99999999995", "-999999999999999999.99999999995", "1e3", "-2.5E-3"]
+    edges += ["1234567890123456789.5", ".5", "-.5"]  # more than 18 digits, no digit before the point: the wide cast
+    with duckdb.connect() as con:
+        con.execute("CREATE TABLE t AS SELECT unnest($texts::VARCHAR[]) AS v", {"texts": texts + edges})
+        differing = con.execute(
+            f"SELECT v FROM t WHERE {decimal_from_text('v')} IS DISTINCT FROM CAST(v AS DECIMAL(38,10))"
+        ).fetchall()
+        assert differing == []
+        assert con.execute(f"SELECT {decimal_from_text(COMMA_DECIMAL, strict=False)}").fetchone() == (None,)
+        with pytest.raises(duckdb.ConversionException):
+            con.execute(f"SELECT {decimal_from_text(COMMA_DECIMAL)}")

@@ -282,7 +282,9 @@ def test_parquet_and_gzip_extracts_give_the_same_rows(con, tmp_path):
 def test_a_parquet_extract_is_read_from_its_typed_columns_not_through_json(con, tmp_path):
     path = write_parquet(tmp_path / "nov.parquet", every_credit_type())
     read_files(con, [path])
-    lines, records = con.execute("SELECT (SELECT count(*) FROM gcp_bq_lines), count(*) FROM gcp_bq_parquet_records").fetchone()
+    lines, records = con.execute(
+        "SELECT (SELECT count(*) FROM gcp_bq_lines), count(*) FROM gcp_bq_parquet_records"
+    ).fetchone()
     assert (lines, records) == (0, len(every_credit_type()))
 
 
