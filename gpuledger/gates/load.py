@@ -221,11 +221,14 @@ def _write(
     transaction commits only once ``gzip_check`` proved every gzip file complete."""
     if not delivery.files:
         return
-    with transaction(con):
-        try:
-            # the reader notes here the source rows it did not load (GCP: records an earlier extract delivered)
-            con.execute("CREATE OR REPLACE TEMP TABLE source_skipped (change VARCHAR, rows BIGINT)")
-            _insert_focus_rows(con, delivery, model, delivery_id, ingested_at)
+    try:
+        # the reader notes here the source rows it did not load (GCP: records an earlier extract delivered)
+        con.execute("CREATE OR REPLACE TEMP TABLE source_skipped (change VARCHAR, rows BIGINT)")
+        # temp tables and views only, made before the transaction: uncommitted rows scan slower (GCP: 2x the insert)
+        raw = model.read_files(con, delivery.files)
+        cast_columns = model.create_source_view(con, raw, delivery.files)
+        with transaction(con):
+            _insert_focus_rows(con, delivery, model, delivery_id, ingested_at, raw, cast_columns)
             # the format's source-totals model, a project SQL file, as the subquery of one insert
             totals = "INSERT INTO meta.source_totals BY NAME SELECT $id AS delivery_id, * FROM ({})"
             try:
@@ -234,10 +237,10 @@ def _write(
                 raise read_error(delivery.files, exc) or exc from exc
             con.execute("DELETE FROM meta.delivery_repairs WHERE delivery_id = $id", {"id": delivery_id})
             con.execute(load_sql("gates/delivery_repairs.sql"), {"id": delivery_id})
-        except Exception:
-            gzip_check.result()  # a truncated file explains whatever its read raised
-            raise
-        gzip_check.result()
+            gzip_check.result()
+    except Exception:
+        gzip_check.result()  # a truncated file explains whatever its read raised
+        raise
 
 
 def _audit(
@@ -324,9 +327,10 @@ def _insert_focus_rows(
     model: FormatModel,
     delivery_id: str,
     ingested_at: dt.datetime,
+    raw: duckdb.DuckDBPyRelation,
+    cast_columns: dict[str, str],
 ) -> None:
-    raw = model.read_files(con, delivery.files)
-    cast_columns = model.create_source_view(con, raw, delivery.files)
+    """The model's FOCUS rows of the source view ``create_source_view`` made (``raw``: what it read)."""
     params = {
         "delivery_id": delivery_id,
         "source_format": delivery.source_format,

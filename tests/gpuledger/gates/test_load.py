@@ -11,6 +11,7 @@ import pytest
 
 from connectors.aws.exports import discover_cur1
 from gpuledger.gates.load import _write, accept_delivery, load_delivery
+from gpuledger.normalize.files import checking_gzip
 from gpuledger.normalize.formats import FORMAT_MODELS
 from models.delivery import Delivery
 from models.errors import InputError
@@ -121,7 +122,10 @@ def test_rows_staged_by_a_crashed_run_stay_invisible_and_are_discarded(con, tmp_
     _deliver(report, "a2", every_line_item_type()[:3])
     crashed = discover_cur1(report)[0]
     # a run that wrote its rows and died before publishing
-    _write(con, crashed, FORMAT_MODELS["aws-cur1"], "crashed-run", dt.datetime(2026, 12, 1, tzinfo=dt.UTC))
+    with checking_gzip(crashed.files) as gzip_check:
+        _write(
+            con, crashed, FORMAT_MODELS["aws-cur1"], "crashed-run", dt.datetime(2026, 12, 1, tzinfo=dt.UTC), gzip_check
+        )
     assert con.execute("SELECT count(*) FROM focus.cost_rows WHERE x_DeliveryId = 'crashed-run'").fetchone() == (3,)
     assert focus_snapshot(con) == published
     load_delivery(con, crashed)
