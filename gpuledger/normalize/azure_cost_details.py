@@ -144,7 +144,7 @@ def _create_view(
     selects.append(f"{'true' if mode == 'combined' else 'false'} AS combined")
     # Azure rows have no id: the model numbers rows by content (identical rows are legitimate); hash() is
     # several times cheaper than md5 and, with the numbering, unique ids need no stronger hash.
-    selects.append(f"printf('%016x', hash({', '.join(quote_ident(c) for c in source_columns)})) AS row_hash")
+    selects.append(f"hash({', '.join(quote_ident(c) for c in source_columns)}) AS row_hash")
     selects.append(f"{_bom_guarded_filename(source_columns[0], header_types[source_columns[0]])} AS source_file")
     con.execute(
         # a view body takes no parameters: columns from the file's header and models/azure.py, quoted

@@ -37,7 +37,7 @@ resource_types AS (
 identified AS (
     SELECT
         * EXCLUDE (row_hash),
-        dataset || ':' || row_hash
+        dataset || ':' || printf('%016x', row_hash)
         || CASE WHEN occurrence > 1 THEN '#' || occurrence ELSE '' END AS line_item_id
     FROM (SELECT *, row_number() OVER (PARTITION BY dataset, row_hash) AS occurrence FROM line_items)
 ),
