@@ -183,12 +183,19 @@ tagged AS (
     FROM tag_entries
 ),
 
--- one FOCUS row per record, plus one Credit row per PROMOTION credit on it
+-- one FOCUS row per record, plus one Credit row per PROMOTION credit on it (one scan of tagged: two would have
+-- DuckDB materialize it)
 expanded AS (
-    SELECT *, 'charge' AS row_kind, NULL AS credit FROM tagged
-    UNION ALL BY NAME
-    SELECT *, 'credit' AS row_kind, unnest(credit_row_credits) AS credit FROM tagged
-    WHERE len(credit_row_credits) > 0
+    SELECT * EXCLUDE (entry), entry.row_kind AS row_kind, entry.credit AS credit
+    FROM (
+        SELECT
+            *,
+            unnest(list_prepend(
+                {'row_kind': 'charge', 'credit': NULL},
+                list_transform(credit_row_credits, c -> {'row_kind': 'credit', 'credit': c})
+            )) AS entry
+        FROM tagged
+    )
 ),
 
 focus_rows AS (
