@@ -142,7 +142,8 @@ def create_source_view(
     *,
     source_version: str | None = None,
 ) -> dict[str, str]:
-    """Parse, type and validate ``gcp_bq_lines`` into ``gcp_bq_src``; raise on the first bad record.
+    """Type and validate the records :func:`read_files` found (Parquet's typed view, ``gcp_bq_lines`` parsed) into
+    ``gcp_bq_src``; raise on the first bad record.
 
     ``raw`` is the relation :func:`read_files` returned. Returns no cast columns: every cast is checked
     here, row by row, so the model itself cannot fail on input values.
