@@ -18,6 +18,7 @@ def test_a_warehouse_made_before_the_column_gains_it_filled_by_the_one_rule(demo
     with closing(connect(demo_copy / WAREHOUSE_FILE)) as con:
         split = con.execute(_MONTHS).fetchall()
         con.execute("ALTER TABLE allocation.cost_split DROP COLUMN billing_month")
+        con.execute("DROP TABLE meta.schema_version")  # made by a version before schema fingerprints, too
     assert [str(month) for month, _ in split] == ["2026-10-01", "2026-11-01"]
     assert {wrong for _, wrong in split} == {0}
     with closing(open_warehouse(demo_copy)) as con:
