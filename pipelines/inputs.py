@@ -41,10 +41,12 @@ def code_version() -> str:
     return digest.hexdigest()
 
 
-def ingestion_inputs(home: Path, month: str, provider: str, deliveries: Sequence[Delivery], holds: object) -> str:
+def ingestion_inputs(
+    home: Path, config: Config, month: str, provider: str, deliveries: Sequence[Delivery], holds: object
+) -> str:
     """A (billing month, provider) partition reads its deliveries' files and the holds a person accepted."""
     files = [f for d in deliveries for f in (*d.files, *([d.manifest] if d.manifest else []))]
-    return _fingerprint("focus_ingestion", month, provider, _home_inputs(home), _file_stats(files), holds)
+    return _fingerprint("focus_ingestion", month, provider, _home_inputs(home, config), file_stats(files), holds)
 
 
 def month_holds(con: duckdb.DuckDBPyConnection, month: str) -> list[tuple[object, ...]]:
@@ -65,11 +67,13 @@ def allocation_inputs(con: duckdb.DuckDBPyConnection, home: Path, config: Config
         " WHERE strftime(billing_month(billing_period_start), '%Y-%m') = $month ORDER BY ALL",
         {"month": month},
     ).fetchall()
-    telemetry = _file_stats(f for t in config.telemetry for path in t.paths.values() for f in _files_under(path))
-    return _fingerprint("monthly_allocation", month, _home_inputs(home), owners, telemetry)
+    telemetry = file_stats(f for t in config.telemetry for path in t.paths.values() for f in files_under(path))
+    return _fingerprint("monthly_allocation", month, _home_inputs(home, config), owners, telemetry)
 
 
-def publishing_inputs(con: duckdb.DuckDBPyConnection, home: Path, months: dict[str, str | None]) -> str | None:
+def publishing_inputs(
+    con: duckdb.DuckDBPyConnection, home: Path, config: Config, months: dict[str, str | None]
+) -> str | None:
     """Publishing reads every month's split (``months``: their input fingerprints), the deliveries, the issued
     statements and adjustments, and the day (months close by date), and writes the analyst file (its last attempt
     recorded); None (always stale) when a month's split is, when the analyst file is missing or a publish that
@@ -87,7 +91,7 @@ def publishing_inputs(con: duckdb.DuckDBPyConnection, home: Path, months: dict[s
     ]
     attempt = last_attempt(home)
     return _fingerprint(
-        "publishing", sorted(months.items()), state, attempt, _home_inputs(home), lifecycle_now().date()
+        "publishing", sorted(months.items()), state, attempt, _home_inputs(home, config), lifecycle_now().date()
     )
 
 
@@ -101,25 +105,24 @@ def last_success(instance: DagsterInstance, job_name: str, fingerprint: str | No
     return runs[0].dagster_run.run_id if runs else None
 
 
-def _home_inputs(home: Path) -> object:
-    """The configuration and the code: what every partition reads besides its own data."""
-    config = home / CONFIG_FILE
-    return code_version(), config.read_bytes() if config.exists() else b"", _file_stats(_files_under(home / "rates"))
+def _home_inputs(home: Path, config: Config) -> object:
+    """The code, the configuration and the files it names (reporting rates; the advice rate card, read into it):
+    what every partition reads besides its own data."""
+    toml = home / CONFIG_FILE
+    rates = files_under(config.reporting.rates) if config.reporting.rates else []
+    return code_version(), toml.read_bytes() if toml.exists() else b"", file_stats(rates), config.advice.rates
 
 
-def _files_under(path: Path) -> list[Path]:
+def files_under(path: Path) -> list[Path]:
+    """A file, or every file below a folder, sorted; nothing for a missing path."""
     if path.is_file():
         return [path]
     return sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else []
 
 
-def _file_stats(files: Iterable[Path]) -> list[tuple[str, int, int]]:
-    """Path, size and modification time of each file: a delivery rewritten in place changes at least one."""
-    stats = []
-    for path in files:
-        stat = path.stat()
-        stats.append((str(path), stat.st_size, stat.st_mtime_ns))
-    return sorted(stats)
+def file_stats(files: Iterable[Path]) -> list[tuple[str, int, int]]:
+    """Path, size and modification time of each file, in the order given: what changes when a file is rewritten."""
+    return [(str(path), (stat := path.stat()).st_size, stat.st_mtime_ns) for path in files]
 
 
 def _fingerprint(*parts: object) -> str:

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass, field
+from functools import partial
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -132,7 +133,7 @@ def _run(home: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     def ingestion(month: str, provider: str) -> str:
         in_month = [d for d in deliveries[provider] if d.billing_period == month]
         with closing(open_warehouse(home)) as con:
-            return ingestion_inputs(home, month, provider, in_month, month_holds(con, month))
+            return ingestion_inputs(home, config, month, provider, in_month, month_holds(con, month))
 
     month_inputs: dict[str, str | None] = {}
 
@@ -143,24 +144,28 @@ def _run(home: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
 
     def publishing() -> str | None:
         with closing(open_warehouse(home)) as con:
-            return publishing_inputs(con, home, month_inputs)
+            return publishing_inputs(con, home, config, month_inputs)
 
     with dagster_instance(home) as instance:
         jobs = _StaleJobs(instance, build_definitions(home), home)
         add_billing_months(instance, [month for month, _ in partitions])
-        stale = [p for p in partitions if not last_success(instance, "focus_ingestion", ingestion(*p))]
-        if stale and (config.sources or config.telemetry):
+        ingestion_now = {p: ingestion(*p) for p in partitions}  # once: it decides the observation too
+        if (config.sources or config.telemetry) and any(
+            not last_success(instance, "focus_ingestion", inputs) for inputs in ingestion_now.values()
+        ):
             _starting("observing sources")
             _execute(instance, jobs.definitions, "observe_sources", None, "observing sources", home)
-        for month, provider in partitions:
-            key = ingestion_partition_key(month, provider)
-            jobs.run_if_stale("focus_ingestion", key, (month, provider), lambda m=month, p=provider: ingestion(m, p))
+        for partition, inputs in ingestion_now.items():
+            key = ingestion_partition_key(*partition)
+            jobs.run_if_stale("focus_ingestion", key, partition, inputs, partial(ingestion, *partition))
         with closing(open_warehouse(home)) as con:
             months = published_months(con)
         add_billing_months(instance, months)
         for month in months:
-            jobs.run_if_stale("monthly_allocation", month, (month, "allocation"), lambda m=month: allocation(m))
-        jobs.run_if_stale("publishing", None, ("", "publishing"), publishing)
+            jobs.run_if_stale(
+                "monthly_allocation", month, (month, "allocation"), allocation(month), partial(allocation, month)
+            )
+        jobs.run_if_stale("publishing", None, ("", "publishing"), publishing(), publishing)
     return jobs.ran, jobs.skipped
 
 
@@ -179,10 +184,12 @@ class _StaleJobs:
         job: str,
         key: str | MultiPartitionKey | None,
         partition: tuple[str, str],
+        inputs_now: str | None,
         inputs: Callable[[], str | None],
     ) -> None:
+        """``inputs_now``: the partition's fingerprint now; ``inputs`` computes it again once the run is done."""
         what = _STAGES[job].format(month=partition[0], provider=partition[1])
-        if previous := last_success(self.instance, job, inputs()):
+        if previous := last_success(self.instance, job, inputs_now):
             print(f"{what}: inputs unchanged since run {previous[:8]}, skipped", flush=True)
             self.skipped.append(partition)
             return

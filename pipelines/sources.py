@@ -13,7 +13,6 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from functools import partial
-from pathlib import Path
 
 from dagster import (
     AssetExecutionContext,
@@ -28,6 +27,7 @@ from dagster import (
 
 from models.config import Config, SourceConfig, TelemetryConfig
 from pipelines.deliveries import discover
+from pipelines.inputs import file_stats, files_under
 
 SOURCES_GROUP = "sources"
 
@@ -71,7 +71,7 @@ def export_observation(key: AssetKey, source: SourceConfig) -> ObserveResult:
     """The deliveries ``source`` holds now; the data version changes with any new, replaced or restated one."""
     deliveries = sorted(discover(source), key=lambda d: (d.billing_period or "", d.version or ""))
     fingerprint = [
-        [d.billing_period, d.version, d.version_time.isoformat() if d.version_time else None, _files(d.files)]
+        [d.billing_period, d.version, d.version_time.isoformat() if d.version_time else None, file_stats(d.files)]
         for d in deliveries
     ]
     newest = max((d.version_time for d in deliveries if d.version_time), default=None)
@@ -121,28 +121,16 @@ def telemetry_observation(key: AssetKey, source: TelemetryConfig) -> ObserveResu
     """The files of a file-based telemetry source; a metrics server (Prometheus) has no version to observe."""
     if not source.paths:
         return ObserveResult(asset_key=key, metadata={"url": str(source.options.get("url", ""))})
-    files = sorted(f for path in source.paths.values() for f in _walk(path))
+    files = sorted(f for path in source.paths.values() for f in files_under(path))
     newest = max((f.stat().st_mtime for f in files), default=None)
     return ObserveResult(
         asset_key=key,
-        data_version=DataVersion(_digest(_files(files))),
+        data_version=DataVersion(_digest(file_stats(files))),
         metadata={
             "files": len(files),
             "newest_file_time": datetime.fromtimestamp(newest, UTC).isoformat() if newest else "none",
         },
     )
-
-
-def _walk(path: Path) -> Iterator[Path]:
-    if path.is_file():
-        yield path
-    elif path.is_dir():
-        yield from (p for p in path.rglob("*") if p.is_file())
-
-
-def _files(files: Sequence[Path]) -> list[list[object]]:
-    """Name, size and modification time of each file: what changes when a file is rewritten."""
-    return [[str(f), (stat := f.stat()).st_size, stat.st_mtime_ns] for f in files]
 
 
 def _digest(value: object) -> str:
