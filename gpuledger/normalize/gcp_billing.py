@@ -242,7 +242,8 @@ _RECORD_LISTS = ("labels", "system_labels", "project_labels", "tags", "credits")
 
 
 def record_structure() -> dict[str, Any]:
-    """The explicit ``json_transform`` structure: every leaf is text, repeated records are lists of objects."""
+    """The explicit ``json_transform`` structure: every leaf is text, repeated records are lists of objects, every
+    object's fields in name order (the order ``json_transform`` gives them)."""
     structure: dict[str, Any] = {}
     for field in BQ_FIELDS:
         _put(structure, field.path, TEXT)
@@ -250,7 +251,13 @@ def record_structure() -> dict[str, Any]:
         _put(structure, path, [{"key": TEXT, "value": TEXT}])
     _put(structure, "tags", [dict.fromkeys(BQ_TAG_FIELDS, TEXT)])
     _put(structure, "credits", [dict.fromkeys(BQ_CREDIT_FIELDS, TEXT)])
-    return structure
+    return _ordered(structure)
+
+
+def _ordered(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {name: _ordered(node[name]) for name in sorted(node)}
+    return [_ordered(node[0])] if isinstance(node, list) else node
 
 
 def _put(structure: dict[str, Any], path: str, leaf: object) -> None:
@@ -407,7 +414,7 @@ def _record_repeated_records(con: duckdb.DuckDBPyConnection) -> None:
 def _records_view_sql() -> str:
     """Temp view ``gcp_bq_records``: the typed Parquet records, then the records of ``gcp_bq_lines`` (JSON text)
     parsed with the explicit structure, with the JSON type found at each checked object and array path."""
-    structure = quote_literal(json.dumps(_structure()))
+    structure = quote_literal(json.dumps(record_structure()))
     shape_paths = ", ".join(quote_literal("$." + p) for p in _SHAPE_PATHS)
     # S608 excused at the closing quotes: paths and the structure from models/gcp.py, quoted
     return f"""
@@ -437,19 +444,6 @@ FROM parsed
 _SHAPE_PATHS = (*BQ_OBJECTS, *BQ_ARRAYS)
 
 
-def _structure() -> dict[str, Any]:
-    """:func:`record_structure` with every object's fields in name order, the order ``json_transform`` gives."""
-
-    def ordered(node: Any) -> Any:
-        if isinstance(node, dict):
-            return {name: ordered(node[name]) for name in sorted(node)}
-        if isinstance(node, list):
-            return [ordered(node[0])]
-        return node
-
-    return ordered(record_structure())
-
-
 def _struct_type(node: Any) -> str:
     """The DuckDB type of a structure node: VARCHAR leaves, STRUCTs, lists of STRUCTs."""
     if isinstance(node, dict):
@@ -459,7 +453,7 @@ def _struct_type(node: Any) -> str:
     return TEXT
 
 
-_RECORD_TYPE = _struct_type(_structure())
+_RECORD_TYPE = _struct_type(record_structure())
 """The type of a record as read: every leaf text (``gcp_bq_records.rec``)."""
 _PARQUET_SOURCE = "src"
 
@@ -477,7 +471,7 @@ def _parquet_records_sql(con: duckdb.DuckDBPyConnection, file: Path, index: int,
         return None
     source = quote_ident(_PARQUET_SOURCE)
     fields = []
-    for name, node in _structure().items():
+    for name, node in record_structure().items():
         value = _parquet_value(f"{source}.{quote_ident(name)}", node, top.get(name), depth=0)
         if value is None:
             return None
