@@ -1,5 +1,6 @@
-"""Benchmark: normalization of an N-row billing export to FOCUS vs a raw DuckDB read -> Parquet copy, and vs the
-peer converter (focus-converter 1.0.0) on the same file where it reads the format.
+"""Benchmark: normalization of an N-row billing export to FOCUS vs two raw DuckDB copies of the same file (read ->
+Parquet file, and read -> a table of a DuckDB database file, the warehouse's storage), and vs the peer converter
+(focus-converter 1.0.0) on the same file where it reads the format.
 
     python bench/run.py --rows 1000000 --format cur1-csv
 
@@ -16,8 +17,8 @@ own virtual environment under bench/data/ (created on first use from PyPI with t
 only; it reads CUR 1 (CSV, and Athena Parquet), not CUR 2.0's maps, Azure's MCA files or a GCP Parquet extract.
 The last line is machine-readable:
 
-    bench format=F rows=N seconds=S raw_copy_seconds=R ratio=S/R peak_rss_mb=M
-        [peer_seconds=P peer_speedup=P/S peer_peak_rss_mb=Q]
+    bench format=F rows=N seconds=S raw_copy_seconds=R ratio=S/R peak_rss_mb=M raw_table_copy_seconds=T
+        table_ratio=S/T [peer_seconds=P peer_speedup=P/S peer_peak_rss_mb=Q]
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ _ROWS_PER_PART = 1_000_000
 PEER_READS = {"cur1-csv": ("aws-cur", "csv", None), "cur1-parquet": ("aws", "parquet", "file")}
 PEER_PINS = ("focus-converter==1.0.0", "multimethod<1.11", "click<8.2")
 """focus-converter 1.0.0's CLI imports only with these two extra pins (docs/performance.md)."""
+# raw-copy phase -> where it writes: a Parquet file, or a table of a DuckDB database file (the warehouse's storage)
+RAW_COPIES = {"raw-copy": "parquet", "raw-table-copy": "table"}
 PEER_TIMEOUT_S = 3600
 """focus-converter's worker processes keep it alive after an error: a run this long has failed."""
 
@@ -67,7 +70,7 @@ def main() -> int:
     parser.add_argument("--format", choices=sorted(FORMATS), required=True)
     parser.add_argument("--data-dir", type=Path, default=REPO / "bench" / "data")
     parser.add_argument("--no-peer", action="store_true", help="skip focus-converter")
-    parser.add_argument("--phase", choices=("generate", "normalize", "raw-copy"), help=argparse.SUPPRESS)
+    parser.add_argument("--phase", choices=("generate", "normalize", *RAW_COPIES), help=argparse.SUPPRESS)
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.phase is None:
@@ -79,17 +82,20 @@ def main() -> int:
     if args.phase == "normalize":
         _normalize(delivery, args.work)
         return 0
-    if args.phase == "raw-copy":
-        _raw_copy(delivery.files, args.work)
+    if args.phase in RAW_COPIES:
+        _raw_copy(delivery.files, args.work, RAW_COPIES[args.phase])
         return 0
     normalize_s, normalize_rss = _run_phase("normalize", args)
     # printed before the raw copy runs: that copy can fail (out of memory) after a long normalize
     print(f"normalize: {normalize_s:.2f}s peak RSS {normalize_rss:.0f} MB", flush=True)
     raw_s, raw_rss = _run_phase("raw-copy", args)
     print(f"raw copy: {raw_s:.2f}s peak RSS {raw_rss:.0f} MB", flush=True)
+    table_s, table_rss = _run_phase("raw-table-copy", args)
+    print(f"raw copy into a DuckDB table: {table_s:.2f}s peak RSS {table_rss:.0f} MB", flush=True)
     summary = (
         f"bench format={args.format} rows={args.rows} seconds={normalize_s:.2f} raw_copy_seconds={raw_s:.2f}"
-        f" ratio={normalize_s / raw_s:.2f} peak_rss_mb={normalize_rss:.0f}"
+        f" ratio={normalize_s / raw_s:.2f} peak_rss_mb={normalize_rss:.0f} raw_table_copy_seconds={table_s:.2f}"
+        f" table_ratio={normalize_s / table_s:.2f}"
     )
     if args.format in PEER_READS and not args.no_peer:
         peer_s, peer_rss = _run_peer(delivery.files, args.format, args.data_dir)
@@ -301,7 +307,7 @@ def _normalize(delivery: Delivery, work: Path) -> None:
     print(f"normalized into {sum(s.rows for s in result.slices)} FOCUS rows", file=sys.stderr)
 
 
-def _raw_copy(files: tuple[Path, ...], work: Path) -> None:
+def _raw_copy(files: tuple[Path, ...], work: Path, into: str) -> None:
     import duckdb
 
     con = duckdb.connect(
@@ -312,9 +318,17 @@ def _raw_copy(files: tuple[Path, ...], work: Path) -> None:
             "temp_directory": str(work / "tmp"),
         },
     )
-    names = [str(f) for f in files]
-    reader = "read_parquet($files)" if names[0].endswith(".parquet") else "read_csv($files)"
-    con.sql(f"SELECT * FROM {reader}", params={"files": names}).write_parquet(str(work / "raw.parquet"))
+    from gpuledger.warehouse.sqlfiles import quote_literal
+
+    # literals, not bound parameters: a relation with parameters is executed whole into memory before it is written
+    # (that doubled the copy's time and its RSS), where COPY of a literal scan streams
+    reader = "read_parquet" if files[0].name.endswith(".parquet") else "read_csv"
+    names = ", ".join(quote_literal(str(f)) for f in files)
+    scan = f"SELECT * FROM {reader}([{names}])"
+    if into == "parquet":
+        con.execute(f"COPY ({scan}) TO {quote_literal(str(work / 'raw.parquet'))}")
+    else:  # the warehouse's own storage, as gpuledger's load writes it
+        con.execute(f"CREATE TABLE raw AS {scan}")
 
 
 if __name__ == "__main__":
