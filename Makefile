@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 GPULEDGER_HOME ?= $(CURDIR)/.home
 export GPULEDGER_HOME
 
-.PHONY: install demo ui test lint lock clean install-validator validate-focus lock-validator install-prometheus install-azurite install-pdf
+.PHONY: install demo ui test lint lock clean install-validator validate-focus lock-validator install-prometheus install-azurite install-pdf install-duckdb-1.4
 VALIDATOR_VENV := .venv-validator
 
 install: $(VENV)/.installed
@@ -33,8 +33,18 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 
-test: install install-validator install-prometheus install-azurite install-pdf lint
+test: install install-validator install-prometheus install-azurite install-pdf install-duckdb-1.4 lint
 	$(BIN)/pytest
+
+# A DuckDB 1.4 client, pinned and hashed, for the test that analysts' 1.4 clients open the published file
+# (docs/decisions/0018); its own venv, the project runs DuckDB 1.5.
+DUCKDB_1_4_VENV := .venv-duckdb-1.4
+install-duckdb-1.4: $(DUCKDB_1_4_VENV)/.installed
+
+$(DUCKDB_1_4_VENV)/.installed: tools/requirements-duckdb-1.4.lock
+	$(PYTHON) -m venv $(DUCKDB_1_4_VENV)
+	$(DUCKDB_1_4_VENV)/bin/pip install --quiet --disable-pip-version-check --require-hashes -r tools/requirements-duckdb-1.4.lock
+	touch $@
 
 # The chargeback PDF is rendered by WeasyPrint, which needs pango and a font (Debian packages; root to install).
 install-pdf:
@@ -62,6 +72,8 @@ lock:
 	$(PYTHON) -m venv /tmp/gpuledger-lock && /tmp/gpuledger-lock/bin/pip install --quiet uv==0.13.8
 	/tmp/gpuledger-lock/bin/uv pip compile pyproject.toml --extra dev --python-version 3.11 \
 	  --generate-hashes --no-strip-extras --no-header -o requirements.lock
+	echo 'duckdb==1.4.5' | /tmp/gpuledger-lock/bin/uv pip compile - --python-version 3.11 --universal \
+	  --generate-hashes --custom-compile-command 'make lock' -o tools/requirements-duckdb-1.4.lock
 
 # CPython 3.12 venv for focus-validator 2.2.1 (found on PATH/pyenv, or FOCUS_VALIDATOR_PYTHON=...).
 install-validator: $(VALIDATOR_VENV)/.installed

@@ -31,8 +31,9 @@ _CODE_PACKAGES = ("connectors", "gpuledger", "models", "pipelines", "sql")
 
 @cache
 def code_version() -> str:
-    """The text of every module and SQL file of the product, hashed: new code re-runs every partition."""
-    digest = hashlib.sha256()
+    """The text of every module and SQL file of the product and the DuckDB release running them, hashed: new code or
+    a new engine re-runs every partition."""
+    digest = hashlib.sha256(duckdb.__version__.encode())
     for package in _CODE_PACKAGES:
         folder = Path(importlib.import_module(package).__file__ or "").parent
         for path in sorted(p for p in folder.rglob("*") if p.suffix in (".py", ".sql")):

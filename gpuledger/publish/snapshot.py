@@ -74,6 +74,9 @@ _VOLATILE_COLUMNS = {"meta.deliveries": ("ingested_at",)}
 _TEMP_PREFIX = ".analyst-"
 STATUS_FILE = "publish-status.json"
 """``<home>/publish-status.json``: the last attempt, for ``gpuledger status`` (no DuckDB lock needed)."""
+ANALYST_STORAGE_VERSION = "v1.0.0"
+"""The analysts' file is written in the storage format every DuckDB 1.x client opens, whatever DuckDB the pipeline
+runs (docs/decisions/0018); tests open it with DuckDB 1.4."""
 
 
 class PublishRefused(GpuledgerError):
@@ -99,7 +102,9 @@ def publish(con: duckdb.DuckDBPyConnection, home: Path) -> PublishResult:
     target = home / ANALYST_FILE
     temp = home / f"{_TEMP_PREFIX}{uuid.uuid4().hex}.duckdb"
     warehouse = con.execute("SELECT current_database()").fetchone()[0]  # type: ignore[index]
-    con.execute(f"ATTACH {quote_literal(str(temp))} AS analyst")  # ATTACH takes no parameters
+    con.execute(  # ATTACH takes no parameters
+        f"ATTACH {quote_literal(str(temp))} AS analyst (STORAGE_VERSION {quote_literal(ANALYST_STORAGE_VERSION)})"
+    )
     try:
         tables = _build(con, warehouse)
         mismatches = _compare(con, warehouse)

@@ -4,7 +4,10 @@ Parquet export matches the file."""
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import closing
@@ -20,6 +23,7 @@ from gpuledger.chargeback.months import issue_month
 from gpuledger.chargeback.statement import CATEGORIES
 from gpuledger.publish.snapshot import ANALYST_FILE, PUBLISHED_TABLES, REFERENCE_TABLES, publish
 from gpuledger.warehouse.home import open_warehouse
+from gpuledger.warehouse.sqlfiles import quote_ident
 from tests.fixtures.paths import REPO
 
 DOC = REPO / "docs" / "analysts.md"
@@ -417,3 +421,51 @@ def test_example_15_names_every_charge_once(analyst):
         "Google Cloud",
         "Weights & Biases, Inc.",
     }
+
+
+DUCKDB_1_4_PYTHON = REPO / ".venv-duckdb-1.4" / "bin" / "python"
+# Run by each client: stdin's named queries -> each one's rows as the engine spells them in text, sorted.
+_READ_AS_TEXT = """
+import json, sys, duckdb
+path, queries = json.load(sys.stdin)
+con = duckdb.connect(path, read_only=True)
+con.execute("SET TimeZone = 'UTC'")
+text = "SELECT CAST(COLUMNS(*) AS VARCHAR) FROM ({})"
+rows = {
+    name: sorted(map(repr, con.execute(text.format(sql.rstrip().rstrip(";"))).fetchall()))
+    for name, sql in queries.items()
+}
+print(json.dumps({"version": duckdb.__version__, "rows": rows}))
+"""
+
+
+def read_as_text(python: Path, path: Path, queries: dict[str, str]) -> dict[str, object]:
+    """What the DuckDB client of ``python`` reads from the file ``path``: its version and each query's rows."""
+    read = subprocess.run(
+        [str(python), "-c", _READ_AS_TEXT],
+        input=json.dumps([str(path), queries]),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert read.returncode == 0, read.stderr
+    return json.loads(read.stdout)
+
+
+def test_a_duckdb_1_4_client_reads_every_table_view_and_example_as_the_pipeline_wrote_them(analyst, demo_home):
+    # analysts' BI tools and notebooks bundle older clients than the pipeline's DuckDB 1.5 (docs/decisions/0018)
+    assert DUCKDB_1_4_PYTHON.exists(), "no DuckDB 1.4 client: `make install-duckdb-1.4` (make test runs it)"
+    relations = analyst.execute(
+        "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database()"
+        " UNION ALL SELECT schema_name, view_name FROM duckdb_views()"
+        " WHERE database_name = current_database() AND NOT internal"
+    ).fetchall()
+    queries = {f"{s}.{r}": f"SELECT * FROM {quote_ident(s)}.{quote_ident(r)}" for s, r in relations}
+    queries |= {f"example {number}": sql for number, sql in EXAMPLES.items()}
+    assert len(relations) > 40
+    old = read_as_text(DUCKDB_1_4_PYTHON, demo_home / ANALYST_FILE, queries)
+    new = read_as_text(Path(sys.executable), demo_home / ANALYST_FILE, queries)
+    assert str(old["version"]).startswith("1.4.")
+    assert str(new["version"]).startswith("1.5.")
+    assert old["rows"] == new["rows"]
+    assert sum(map(len, new["rows"].values())) > 100_000  # type: ignore[union-attr]
