@@ -234,7 +234,7 @@ def test_credits_and_the_commitment_fee(root, con):
         ("202610", 744, 50.96, 50.96, ["helios-platform"]),
         ("202611", 721, 50.96, 50.96, ["helios-platform"]),
     ]
-    [(commitment,)] = fees.aggregate("DISTINCT commitment").fetchall()
+    [(commitment,)] = fees.select("commitment").distinct().fetchall()
     assert f"COMMITTED_USAGE_DISCOUNT:{commitment}" in {
         i for (i,) in rows.select("credits[1].id AS id").filter("id IS NOT NULL").distinct().fetchall()
     }
