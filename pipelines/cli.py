@@ -25,6 +25,7 @@ import duckdb
 
 from gpuledger.allocation.allocate import gpu_cost_without_telemetry
 from gpuledger.gates.load import LoadResult, SliceTotal, accept_delivery, held_deliveries, load_delivery
+from gpuledger.gates.vacuum import DEFAULT_LEASE, vacuum
 from gpuledger.publish.focus_1_3 import EXPORT_VIEW, Dataset, stage_export
 from gpuledger.reports.report import Report, report_month
 from gpuledger.warehouse.database import WAREHOUSE_FILE, connect
@@ -136,6 +137,23 @@ def _parser() -> argparse.ArgumentParser:
         "gpuledger run --home .home",
     )
     run.set_defaults(handler=_run)
+
+    vac = command(
+        "vacuum",
+        "remove the warehouse's invisible rows now",
+        "Loading only appends: the rows of a slice's earlier owners and of loads that never published stay in the"
+        " warehouse, invisible, until the vacuum removes them (the nightly run does, after the publish). Rows"
+        " younger than the lease stay; every slice owner is reconciled to its source again before the removal"
+        " commits.",
+        "gpuledger vacuum --home .home --lease-minutes 0",
+    )
+    vac.add_argument(
+        "--lease-minutes",
+        type=int,
+        default=int(DEFAULT_LEASE.total_seconds() // 60),
+        help="keep rows younger than this (default: %(default)s)",
+    )
+    vac.set_defaults(handler=_vacuum)
 
     imp = command(
         "import",
@@ -652,6 +670,20 @@ def _as_source(delivery: Delivery, config: Config, name: str | None) -> Delivery
         holders = [s.name for s in config.sources if all(f.is_relative_to(s.path.resolve()) for f in delivery.files)]
         name = holders[0] if delivery.files and holders else delivery.source_name
     return replace(delivery, source_name=name)
+
+
+def _vacuum(args: argparse.Namespace) -> int:
+    home = _existing_home(args, WAREHOUSE_FILE)
+    if args.lease_minutes < 0:
+        print("gpuledger: --lease-minutes must be 0 or more", file=sys.stderr)
+        return 2
+    with exclusive_run(home), closing(open_warehouse(home)) as con:
+        removed = vacuum(con, timedelta(minutes=args.lease_minutes))
+    print(
+        f"removed {removed.rows:,} invisible rows ({removed.slices:,} slices of {removed.deliveries:,} deliveries);"
+        " every slice owner still reconciles to its source"
+    )
+    return 0
 
 
 def _accept(args: argparse.Namespace) -> int:

@@ -59,6 +59,7 @@ from gpuledger.advice.advise import advise
 from gpuledger.chargeback.months import issue_month, lifecycle_now, refreshable_months, update_months
 from gpuledger.gates.freshness import STALE_AFTER_HOURS, stale_sources
 from gpuledger.gates.load import SliceTotal
+from gpuledger.gates.vacuum import vacuum
 from gpuledger.gates.verdicts import delivery_verdict, month_failures
 from gpuledger.publish.snapshot import publish
 from gpuledger.reports.report import report_month
@@ -382,6 +383,24 @@ def analyst_duckdb(
 
 
 @asset(
+    key=["publish", "warehouse_vacuum"],
+    deps=[analyst_duckdb],
+    group_name="publish",
+    op_tags=WAREHOUSE_TAGS,
+    description="After the publish: the rows no reader sees (earlier owners' of a slice, loads that never published;"
+    " older than the lease) removed from the warehouse, and every slice owner reconciled to its source again before"
+    " the removal commits.",
+)
+def warehouse_vacuum(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
+    with closing(open_warehouse(warehouse.resolved_home())) as con:
+        removed = vacuum(con)
+    context.log.info(f"vacuum removed {removed.rows} invisible rows of {removed.deliveries} deliveries")
+    return MaterializeResult(
+        metadata={"rows_removed": removed.rows, "slices": removed.slices, "deliveries": removed.deliveries}
+    )
+
+
+@asset(
     key=["reports", "chargeback_report"],
     deps=[chargeback_statements, analyst_duckdb],
     partitions_def=BILLING_MONTHS,
@@ -414,8 +433,8 @@ monthly_allocation = define_asset_job(
 )
 publishing = define_asset_job(
     "publishing",
-    selection=[advice_opportunities, chargeback_months, analyst_duckdb],
-    description="Nightly: the advice estimates, month states, then the analyst file.",
+    selection=[advice_opportunities, chargeback_months, analyst_duckdb, warehouse_vacuum],
+    description="Nightly: the advice estimates, month states, the analyst file, then the warehouse's vacuum.",
 )
 month_close = define_asset_job(
     "month_close",
@@ -553,7 +572,15 @@ def build_definitions(home: Path | None = None) -> Definitions:
     )
     sources = source_assets(config)
     return Definitions(
-        assets=[*sources, ingestion, allocation, advice_opportunities, chargeback_months, *STATEMENT_ASSETS],
+        assets=[
+            *sources,
+            ingestion,
+            allocation,
+            advice_opportunities,
+            chargeback_months,
+            *STATEMENT_ASSETS,
+            warehouse_vacuum,
+        ],
         jobs=[*DOWNSTREAM_JOBS, month_close, nightly_sync, *([observe_sources] if sources else [])],
         schedules=[nightly],
         sensors=[

@@ -3,8 +3,9 @@
 A slice is (ProviderName, BillingAccountId, BillingPeriodStart). The delivery's FOCUS rows are first
 *written* (committed into ``focus.cost_rows`` but invisible: ``focus.costs`` shows only rows of the
 deliveries that own a slice), then *audited* (conformance checks, rows match the manifest, sums equal
-the source's exactly), then *published* in one small transaction that deletes the older rows of its
-slices and makes this delivery their owner. A failure at any step leaves what readers see unchanged.
+the source's exactly), then *published* in one small transaction that appends one owner row per slice
+(``meta.slice_owners``): loading deletes nothing of other deliveries, the earlier owners' rows stay invisible
+until the vacuum removes them (docs/decisions/0019). A failure at any step leaves what readers see unchanged.
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ def load_delivery(con: duckdb.DuckDBPyConnection, delivery: Delivery, rules: Ing
         return _result(con, delivery_id, slices, unchanged=False)
     ingested_at = previous[0] if previous else dt.datetime.now(dt.UTC).replace(microsecond=0)
 
-    _discard_unpublished(con)
+    _discard_own_rows(con, delivery_id)
     with checking_gzip(delivery.files) as gzip_check:
         _write(con, delivery, model, delivery_id, ingested_at, gzip_check)
     try:
@@ -113,7 +114,7 @@ def load_delivery(con: duckdb.DuckDBPyConnection, delivery: Delivery, rules: Ing
         stage_slices(con, slices)
         refuse_foreign_slices(con, delivery, delivery_id, rules)
     except BaseException:
-        _discard_unpublished(con)
+        _discard_own_rows(con, delivery_id)
         raise
     holds = hold_reasons(con, delivery_id, rules)
     if holds:
@@ -202,11 +203,13 @@ def _owned_slices(con: duckdb.DuckDBPyConnection, delivery_id: str) -> list[Slic
     return [(str(p), str(a), start) for p, a, start in rows]
 
 
-def _discard_unpublished(con: duckdb.DuckDBPyConnection) -> None:
-    """Drop staged rows that never got published (a failed audit, or a crash between write and publish); rows of a
-    held delivery stay until it is accepted or superseded."""
+def _discard_own_rows(con: duckdb.DuckDBPyConnection, delivery_id: str) -> None:
+    """Drop what an earlier attempt at this delivery left (a failed audit, a crash between write and publish, or
+    the rows of a delivery that owns no slice any more); it is neither held nor an owner when this runs. Other
+    deliveries' rows are the vacuum's: a load touches only its own."""
     with transaction(con):
-        con.execute(load_sql("gates/discard_unpublished.sql"))
+        con.execute("DELETE FROM focus.cost_rows WHERE x_DeliveryId = $id", {"id": delivery_id})
+        con.execute("DELETE FROM meta.source_totals WHERE delivery_id = $id", {"id": delivery_id})
 
 
 def _write(
@@ -264,10 +267,10 @@ def _publish(
     ingested_at: dt.datetime,
     slices: Sequence[SliceKey],
 ) -> None:
-    """One transaction: older rows of the delivery's slices go, the delivery becomes their owner."""
+    """One transaction: the delivery becomes the owner of its slices (their older rows become invisible)."""
     with transaction(con):
         _supersede_held(con, delivery_id)
-        _replace_slices(con, delivery, delivery_id, slices)
+        _take_over_slices(con, delivery, delivery_id, slices)
         _record_delivery(con, delivery, delivery_id, stats, ingested_at, PUBLISHED)
         failpoint("load:before-commit")
 
@@ -527,27 +530,20 @@ def _delivery_slices(
     return sorted(slices)
 
 
-def _replace_slices(
+def _take_over_slices(
     con: duckdb.DuckDBPyConnection, delivery: Delivery, delivery_id: str, slices: Sequence[SliceKey]
 ) -> None:
-    """Delete every older row of the slices this delivery covers; record the delivery (and its source) as owner."""
-    for provider, account, start in slices:
-        key = {"provider": provider, "account": account, "start": start}
-        con.execute(
-            "DELETE FROM focus.cost_rows WHERE ProviderName = $provider AND BillingAccountId = $account"
-            " AND BillingPeriodStart = $start AND x_DeliveryId <> $id",
-            {**key, "id": delivery_id},
-        )
-        con.execute(
-            "DELETE FROM meta.slices WHERE provider_name = $provider AND billing_account_id = $account"
-            " AND billing_period_start = $start",
-            key,
-        )
-        con.execute(
-            "INSERT INTO meta.slices BY NAME SELECT $provider AS provider_name, $account AS billing_account_id,"
-            " $start AS billing_period_start, $id AS delivery_id, now() AS replaced_at, $source AS source_name",
-            {**key, "id": delivery_id, "source": delivery.source_name},
-        )
+    """Record the delivery (and its source) as the newest owner of each slice it covers: an append, no delete."""
+    if not slices:
+        return
+    con.executemany(
+        "INSERT INTO meta.slice_owners BY NAME SELECT $provider AS provider_name, $account AS billing_account_id,"
+        " $start AS billing_period_start, $id AS delivery_id, now() AS replaced_at, $source AS source_name",
+        [
+            {"provider": p, "account": a, "start": start, "id": delivery_id, "source": delivery.source_name}
+            for p, a, start in slices
+        ],
+    )
 
 
 def _fail_on_check_violations(

@@ -33,8 +33,12 @@ class DeliveryVerdict:
 
 def delivery_verdict(con: duckdb.DuckDBPyConnection, delivery_id: str) -> DeliveryVerdict:
     failed = tuple(result for result in run_checks(con, delivery_id) if not result.passed)
-    mismatches = con.execute(load_sql("gates/focus_vs_source.sql"), {"id": delivery_id}).fetchall()
-    return DeliveryVerdict(delivery_id, failed, tuple(mismatches))
+    return DeliveryVerdict(delivery_id, failed, source_mismatches(con, delivery_id))
+
+
+def source_mismatches(con: duckdb.DuckDBPyConnection, delivery_id: str) -> tuple[tuple[object, ...], ...]:
+    """The reconciliation alone: where the delivery's FOCUS rows do not sum to its source totals exactly."""
+    return tuple(con.execute(load_sql("gates/focus_vs_source.sql"), {"id": delivery_id}).fetchall())
 
 
 def month_failures(con: duckdb.DuckDBPyConnection, month: str) -> dict[str, list[tuple[object, ...]]]:

@@ -141,6 +141,7 @@ def _migrate(con: duckdb.DuckDBPyConnection, references: Sequence[RefTable]) -> 
     create_billing_month(con)
     for path in _TABLE_FILES:
         con.execute(load_sql(path))
+    _slice_table_to_owner_log(con)
     con.execute(focus_costs_ddl())
     # Warehouses created before a custom column existed gain it (always nullable: old rows have no value).
     for name, sql_type in _custom_columns():
@@ -157,7 +158,7 @@ def _migrate(con: duckdb.DuckDBPyConnection, references: Sequence[RefTable]) -> 
 
 
 # Views over the tables and reference tables, recreated by a migration.
-_VIEW_FILES = ("gates/published_costs.sql", "warehouse/gpu_instances.sql")
+_VIEW_FILES = ("gates/slices.sql", "gates/published_costs.sql", "warehouse/gpu_instances.sql")
 
 
 def _reference_tables() -> list[RefTable]:
@@ -220,11 +221,24 @@ def _ensure_delivery_contract_columns(con: duckdb.DuckDBPyConnection) -> None:
     # line items a delivery lists more than once, where the format has a line-item id (NULL: it has none)
     con.execute("ALTER TABLE meta.source_totals ADD COLUMN IF NOT EXISTS duplicate_line_items BIGINT")
     # a slice belongs to the source that delivered it; older owners take their delivery's source
-    con.execute("ALTER TABLE meta.slices ADD COLUMN IF NOT EXISTS source_name VARCHAR")
     con.execute(
-        "UPDATE meta.slices AS s SET source_name = d.source_name FROM meta.deliveries AS d"
+        "UPDATE meta.slice_owners AS s SET source_name = d.source_name FROM meta.deliveries AS d"
         " WHERE s.source_name IS NULL AND d.delivery_id = s.delivery_id AND d.source_name IS NOT NULL"
     )
+
+
+def _slice_table_to_owner_log(con: duckdb.DuckDBPyConnection) -> None:
+    """Warehouses made before loading became insert-only kept one owner row per slice in the table meta.slices:
+    those rows start the owner log, and meta.slices becomes the view of it (docs/decisions/0019)."""
+    old = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'meta' AND table_name = 'slices'"
+        " AND database_name = current_database()"
+    ).fetchone()
+    if not old or not old[0]:
+        return
+    con.execute("ALTER TABLE meta.slices ADD COLUMN IF NOT EXISTS source_name VARCHAR")
+    con.execute("INSERT INTO meta.slice_owners BY NAME SELECT * FROM meta.slices")
+    con.execute("DROP TABLE meta.slices")
 
 
 def _gcp_ref_tables() -> list[RefTable]:

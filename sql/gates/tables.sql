@@ -1,4 +1,4 @@
--- Tables the ingestion gates write (gpuledger/gates): the deliveries, the slices they own, their repairs,
+-- Tables the ingestion gates write (gpuledger/gates): the deliveries, who owns each slice, their repairs,
 -- holds and source-side totals. focus.cost_rows is generated from models/focus.py. No parameters.
 
 CREATE SCHEMA IF NOT EXISTS focus;
@@ -20,12 +20,15 @@ CREATE TABLE IF NOT EXISTS meta.deliveries (
     ingested_at TIMESTAMPTZ NOT NULL
 );
 
-CREATE TABLE IF NOT EXISTS meta.slices (
+-- Who owned which slice since when, appended to and never updated: publishing a delivery appends a row per slice
+-- it takes over (its rows stay where they were written), and the newest row of a slice is its owner (meta.slices).
+CREATE TABLE IF NOT EXISTS meta.slice_owners (
     provider_name VARCHAR NOT NULL,
     billing_account_id VARCHAR NOT NULL,
     billing_period_start TIMESTAMPTZ NOT NULL,
     delivery_id VARCHAR NOT NULL,
-    replaced_at TIMESTAMPTZ NOT NULL
+    replaced_at TIMESTAMPTZ NOT NULL,
+    source_name VARCHAR
 );
 
 CREATE TABLE IF NOT EXISTS meta.delivery_repairs (

@@ -116,6 +116,7 @@ def test_hints_name_the_running_gpuledger_unless_the_shell_finds_it(tmp_path):
         ["export-focus", "--out", "x.parquet"],
         ["sql", "--query", "SELECT 1"],
         ["accept", "some-delivery"],
+        ["vacuum"],
         ["run"],
         ["sync"],
     ],
@@ -139,7 +140,9 @@ def test_version_and_help_speak_to_users(capsys):
         main(["--help"])
     overview = capsys.readouterr().out
     assert "contract" not in overview and "FOCUS 1.2" in overview
-    for command in ("demo", "run", "import", "accept", "sync", "status", "export-focus", "report", "advise", "sql"):
+    for command in (
+        *("demo", "run", "import", "accept", "vacuum", "sync", "status", "export-focus", "report", "advise", "sql"),
+    ):
         assert f"    {command}" in overview
         with pytest.raises(SystemExit):
             main([command, "--help"])

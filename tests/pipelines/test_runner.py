@@ -10,6 +10,7 @@ import pytest
 from dagster import AssetKey, DagsterInstance, RunsFilter
 
 from gpuledger.warehouse.home import open_warehouse
+from pipelines.cli import main
 from pipelines.runner import RunFailed, close_month, run_pipeline
 
 
@@ -57,3 +58,20 @@ def test_a_run_with_nothing_new_skips_everything_and_a_new_delivery_reruns_only_
             "SELECT count(*) FROM focus.costs WHERE ProviderName = 'CoreWeave' AND x_BillingMonth = DATE '2026-11-01'"
         ).fetchone()
     assert rows == published
+
+    # the replaced delivery's rows are still stored, invisible: the nightly vacuum keeps rows younger than its lease
+    def stored_and_visible(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
+        counts = con.execute("SELECT (SELECT count(*) FROM focus.cost_rows), (SELECT count(*) FROM focus.costs)")
+        return counts.fetchone()  # type: ignore[return-value]
+
+    with closing(open_warehouse(demo_copy)) as con:
+        stored, visible = stored_and_visible(con)
+    assert stored == visible + rows[0] + 1  # the earlier CoreWeave 2026-11 delivery had one row more
+    capsys.readouterr()
+    assert main(["vacuum", "--home", str(demo_copy), "--lease-minutes", "0"]) == 0
+    assert capsys.readouterr().out.startswith(f"removed {rows[0] + 1:,} invisible rows (1 slices of 1 deliveries)")
+    with closing(open_warehouse(demo_copy)) as con:
+        assert stored_and_visible(con) == (visible, visible)
+        (left,) = con.execute("SELECT count(DISTINCT delivery_id) FROM meta.source_totals").fetchone()
+        assert left == con.execute("SELECT count(DISTINCT delivery_id) FROM meta.slices").fetchone()[0]
+    assert run_pipeline(demo_copy).partitions == []  # nothing a reader sees changed

@@ -230,7 +230,7 @@ def months(draw: st.DrawFn) -> Month:
 
 DATA_TABLES = (
     "focus.cost_rows",
-    "meta.slices",
+    "meta.slice_owners",
     "gpu.jobs",
     "gpu.activity",
     "gpu.checkpoint_bytes",

@@ -11,7 +11,8 @@ import pytest
 
 from connectors.aws.exports import discover_cur1
 from gpuledger.gates.load import _write, accept_delivery, load_delivery
-from gpuledger.normalize.files import checking_gzip
+from gpuledger.gates.vacuum import vacuum
+from gpuledger.normalize.files import checking_gzip, verify_files
 from gpuledger.normalize.formats import FORMAT_MODELS
 from models.delivery import Delivery
 from models.errors import InputError
@@ -53,9 +54,18 @@ def test_restating_delivery_replaces_the_period(con, tmp_path):
     assert second.version == "a2"
     load_delivery(con, second)
     assert _billed(con) == EXPECTED_BILLED - Decimal("7.5")
-    owners = con.execute("SELECT DISTINCT x_DeliveryId FROM focus.cost_rows").fetchall()
-    (owner,) = owners
+    (owner,) = con.execute("SELECT DISTINCT x_DeliveryId FROM focus.costs").fetchall()
     assert owner[0].startswith("aws-cur1:012345678901:2026-11:a2:")
+    # loading appended: the first delivery's rows are still stored, invisible, until the vacuum removes them
+    (earlier,) = con.execute(
+        "SELECT count(*) FROM focus.cost_rows WHERE x_DeliveryId <> $owner", {"owner": owner[0]}
+    ).fetchone()
+    assert earlier > len(every_line_item_type())  # every line item, and the split ones' parts
+    assert vacuum(con, lease=dt.timedelta(hours=1)).rows == 0  # younger than the lease: kept
+    removed = vacuum(con, lease=dt.timedelta(0))
+    assert (removed.deliveries, removed.slices, removed.rows) == (1, 1, earlier)
+    assert con.execute("SELECT DISTINCT x_DeliveryId FROM focus.cost_rows").fetchall() == [owner]
+    assert _billed(con) == EXPECTED_BILLED - Decimal("7.5")
 
 
 def test_empty_restatement_is_held_and_empties_its_period_once_accepted(con, tmp_path):
@@ -121,16 +131,26 @@ def test_rows_staged_by_a_crashed_run_stay_invisible_and_are_discarded(con, tmp_
     published = focus_snapshot(con)
     _deliver(report, "a2", every_line_item_type()[:3])
     crashed = discover_cur1(report)[0]
-    # a run that wrote its rows and died before publishing
-    with checking_gzip(crashed.files) as gzip_check:
-        _write(
-            con, crashed, FORMAT_MODELS["aws-cur1"], "crashed-run", dt.datetime(2026, 12, 1, tzinfo=dt.UTC), gzip_check
-        )
-    assert con.execute("SELECT count(*) FROM focus.cost_rows WHERE x_DeliveryId = 'crashed-run'").fetchone() == (3,)
+    model = FORMAT_MODELS["aws-cur1"]
+    crashed_id = crashed.delivery_id(verify_files(crashed.files, crashed.root, model.extract_of).sha256)
+    # runs that wrote their rows and died before publishing: this delivery's own, and one of a delivery never retried
+    for staged_id in (crashed_id, "never-retried"):
+        with checking_gzip(crashed.files) as gzip_check:
+            _write(con, crashed, model, staged_id, dt.datetime(2026, 12, 1, tzinfo=dt.UTC), gzip_check)
+    staged = (
+        "SELECT x_DeliveryId, count(*) FROM focus.cost_rows WHERE x_DeliveryId IN ($id, 'never-retried') GROUP BY 1"
+    )
+    assert dict(con.execute(staged, {"id": crashed_id}).fetchall()) == {crashed_id: 3, "never-retried": 3}
     assert focus_snapshot(con) == published
-    load_delivery(con, crashed)
-    assert con.execute("SELECT count(*) FROM focus.cost_rows WHERE x_DeliveryId = 'crashed-run'").fetchone() == (0,)
+    load_delivery(con, crashed)  # the retry replaces its own leftovers and touches nobody else's
+    assert dict(con.execute(staged, {"id": crashed_id}).fetchall()) == {crashed_id: 3, "never-retried": 3}
     assert con.execute("SELECT count(*) FROM focus.costs").fetchone() == (3,)
+    vacuum(con, lease=dt.timedelta(0))  # the other leftovers and the superseded delivery's rows go
+    assert dict(con.execute(staged, {"id": crashed_id}).fetchall()) == {crashed_id: 3}
+    assert con.execute("SELECT count(*) FROM focus.cost_rows").fetchone() == (3,)
+    assert con.execute(
+        "SELECT count(*) FROM meta.source_totals WHERE delivery_id <> $id", {"id": crashed_id}
+    ).fetchone() == (0,)
 
 
 def test_failed_audit_leaves_no_staged_rows(con, tmp_path):
