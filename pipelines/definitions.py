@@ -77,6 +77,7 @@ BILLING_MONTHS = DynamicPartitionsDefinition(name="billing_months")
 INGESTION_PARTITIONS = MultiPartitionsDefinition(
     {"month": BILLING_MONTHS, "provider": StaticPartitionsDefinition(list(PROVIDERS))}
 )
+# On the jobs that write the warehouse, as run tags: dagster.yaml limits runs carrying it to one at a time.
 WAREHOUSE_TAGS = {"gpuledger/warehouse": "writer"}
 
 
@@ -424,22 +425,28 @@ def chargeback_report(context: AssetExecutionContext, warehouse: WarehouseResour
 
 STATEMENT_ASSETS = [chargeback_statements, analyst_duckdb, chargeback_report]
 focus_ingestion = define_asset_job(
-    "focus_ingestion", selection=[focus_costs], description="Nightly: load a billing month's deliveries."
+    "focus_ingestion",
+    selection=[focus_costs],
+    description="Nightly: load a billing month's deliveries.",
+    tags=WAREHOUSE_TAGS,
 )
 monthly_allocation = define_asset_job(
     "monthly_allocation",
     selection=[allocation_and_showback],
     description="Nightly: telemetry, the split and showback of a billing month.",
+    tags=WAREHOUSE_TAGS,
 )
 publishing = define_asset_job(
     "publishing",
     selection=[advice_opportunities, chargeback_months, analyst_duckdb, warehouse_vacuum],
     description="Nightly: the advice estimates, month states, the analyst file, then the warehouse's vacuum.",
+    tags=WAREHOUSE_TAGS,
 )
 month_close = define_asset_job(
     "month_close",
     selection=STATEMENT_ASSETS,
     description="Month close: issue a closed month's statement, publish it to analysts, render its reports.",
+    tags=WAREHOUSE_TAGS,
 )
 observe_sources = define_asset_job(
     "observe_sources",
@@ -516,7 +523,10 @@ def sync_remote_sources(context: OpExecutionContext, warehouse: WarehouseResourc
     return Output(None, metadata={"pulled": pulled})
 
 
-@job(description="Land every remote source's new deliveries, then refresh the months still open (refresh sensors).")
+@job(
+    description="Land every remote source's new deliveries, then refresh the months still open (refresh sensors).",
+    tags=WAREHOUSE_TAGS,
+)
 def nightly_sync() -> None:
     sync_remote_sources()
 
