@@ -28,7 +28,7 @@ from gpuledger.gates.load import LoadResult, SliceTotal, accept_delivery, held_d
 from gpuledger.gates.vacuum import DEFAULT_LEASE, vacuum
 from gpuledger.publish.focus_1_3 import EXPORT_VIEW, Dataset, stage_export
 from gpuledger.reports.report import Report, report_month
-from gpuledger.warehouse.database import WAREHOUSE_FILE, connect
+from gpuledger.warehouse.database import WAREHOUSE_FILE, connect, ensure_schema, schema_fingerprint
 from gpuledger.warehouse.home import exclusive_run, locate_home, open_warehouse, resolve_home
 from gpuledger.warehouse.sqlfiles import load_sql
 from models.billing_month import BillingMonth
@@ -137,6 +137,16 @@ def _parser() -> argparse.ArgumentParser:
         "gpuledger run --home .home",
     )
     run.set_defaults(handler=_run)
+
+    mig = command(
+        "migrate",
+        "bring the warehouse to this version's schema now",
+        "Bring the warehouse's tables, views and reference tables to this version of gpuledger, once, in one"
+        " transaction (every command also does it when it opens a warehouse of an older version); a warehouse"
+        " already at this version is left as it is.",
+        "gpuledger migrate --home .home",
+    )
+    mig.set_defaults(handler=_migrate)
 
     vac = command(
         "vacuum",
@@ -670,6 +680,15 @@ def _as_source(delivery: Delivery, config: Config, name: str | None) -> Delivery
         holders = [s.name for s in config.sources if all(f.is_relative_to(s.path.resolve()) for f in delivery.files)]
         name = holders[0] if delivery.files and holders else delivery.source_name
     return replace(delivery, source_name=name)
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    home = _existing_home(args, WAREHOUSE_FILE)
+    with exclusive_run(home), closing(connect(home / WAREHOUSE_FILE)) as con:
+        migrated = ensure_schema(con)
+    done = "migrated to" if migrated else "already at"
+    print(f"{home / WAREHOUSE_FILE}: {done} schema {schema_fingerprint()[:12]}")
+    return 0
 
 
 def _vacuum(args: argparse.Namespace) -> int:

@@ -95,13 +95,13 @@ RefTable = tuple[str, tuple[str, ...], list[tuple[str, ...]]]
 """A reference table: its name, columns and rows (all text), generated from ``models``."""
 
 
-def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
+def ensure_schema(con: duckdb.DuckDBPyConnection) -> bool:
     """Bring the warehouse to this code's schema and reference tables, once: a warehouse already migrated to the
-    same :func:`schema_fingerprint` is left as it is, so opening one costs no DDL."""
+    same :func:`schema_fingerprint` is left as it is, so opening one costs no DDL. True when it migrated."""
     references = _reference_tables()
     fingerprint = schema_fingerprint(references)
     if _migrated_fingerprint(con) == fingerprint:
-        return
+        return False
     with transaction(con):
         _migrate(con, references)
         con.execute(
@@ -109,6 +109,7 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
         )
         con.execute("DELETE FROM meta.schema_version")
         con.execute("INSERT INTO meta.schema_version VALUES ($fingerprint, now())", {"fingerprint": fingerprint})
+    return True
 
 
 def schema_fingerprint(references: Sequence[RefTable] | None = None) -> str:

@@ -7,6 +7,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from contextlib import closing
 from decimal import Decimal
 from importlib.metadata import version
 from pathlib import Path
@@ -14,6 +15,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from gpuledger.warehouse.database import schema_fingerprint
 from pipelines.cli import EXIT_BROKEN_PIPE, main
 from tests.fixtures.cur_cases import EXPECTED_BILLED, EXPECTED_EFFECTIVE, PAYER, every_line_item_type, write_cur1_csv
 
@@ -117,6 +119,7 @@ def test_hints_name_the_running_gpuledger_unless_the_shell_finds_it(tmp_path):
         ["sql", "--query", "SELECT 1"],
         ["accept", "some-delivery"],
         ["vacuum"],
+        ["migrate"],
         ["run"],
         ["sync"],
     ],
@@ -141,7 +144,8 @@ def test_version_and_help_speak_to_users(capsys):
     overview = capsys.readouterr().out
     assert "contract" not in overview and "FOCUS 1.2" in overview
     for command in (
-        *("demo", "run", "import", "accept", "vacuum", "sync", "status", "export-focus", "report", "advise", "sql"),
+        *("demo", "run", "import", "accept", "vacuum", "migrate", "sync", "status", "export-focus", "report"),
+        *("advise", "sql"),
     ):
         assert f"    {command}" in overview
         with pytest.raises(SystemExit):
@@ -281,3 +285,25 @@ def test_sql_opens_the_duckdb_cli_read_only_when_the_shell_finds_one(demo_home, 
         timeout=120,
     )
     assert (done.returncode, done.stdout) == (0, f"duckdb -readonly {demo_home / 'analyst.duckdb'}\n"), done.stderr
+
+
+def test_migrate_brings_an_older_warehouse_to_this_schema_once(home, tmp_path, capsys):
+    cur = write_cur1_csv(tmp_path / "downloads" / "cur.csv.gz", every_line_item_type())
+    assert main(["import", str(cur), "--home", str(home)]) == 0
+    capsys.readouterr()
+    warehouse = home / "warehouse.duckdb"
+    assert main(["migrate", "--home", str(home)]) == 0
+    assert capsys.readouterr().out == f"{warehouse}: already at schema {schema_fingerprint()[:12]}\n"
+    # a warehouse of an older version: its slice owners still in a table, no schema fingerprint
+    with closing(duckdb.connect(str(warehouse))) as con:
+        owner = con.execute("SELECT * FROM meta.slice_owners").fetchall()
+        con.execute("DROP VIEW meta.slices")
+        con.execute("CREATE TABLE meta.slices AS SELECT * EXCLUDE (source_name) FROM meta.slice_owners")
+        con.execute("DELETE FROM meta.slice_owners")
+        con.execute("DROP TABLE meta.schema_version")
+    assert main(["migrate", "--home", str(home)]) == 0
+    assert capsys.readouterr().out == f"{warehouse}: migrated to schema {schema_fingerprint()[:12]}\n"
+    with closing(duckdb.connect(str(warehouse), read_only=True)) as con:
+        owners = con.execute("SELECT * FROM meta.slice_owners").fetchall()
+        billed = con.execute("SELECT sum(BilledCost) FROM focus.costs").fetchone()
+    assert len(owner) == 1 and owners == owner and billed == (EXPECTED_BILLED,)
