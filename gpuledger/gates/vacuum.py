@@ -39,8 +39,11 @@ def vacuum(con: duckdb.DuckDBPyConnection, lease: dt.timedelta = DEFAULT_LEASE) 
         rows, slices, deliveries = con.execute(
             "SELECT coalesce(sum(rows), 0), count(*), count(DISTINCT delivery_id) FROM vacuumed_slices"
         ).fetchone() or (0, 0, 0)
-        owners = [row[0] for row in con.execute("SELECT DISTINCT delivery_id FROM meta.slices ORDER BY 1").fetchall()]
-        for delivery_id in owners:  # the reconcile gate again: what is left still sums to every owner's source
+        touched = con.execute(
+            "SELECT DISTINCT delivery_id FROM vacuumed_slices"
+            " WHERE delivery_id IN (SELECT delivery_id FROM meta.slices) ORDER BY 1"
+        ).fetchall()
+        for (delivery_id,) in touched:  # the reconcile gate again over the owners that lost rows (no other changed)
             if source_mismatches(con, delivery_id):
                 raise GpuledgerError(f"vacuum refused: delivery {delivery_id} would no longer match its source totals")
     con.execute("CHECKPOINT")  # the freed blocks become reusable

@@ -1,7 +1,9 @@
--- The vacuum: rows no reader sees and nobody waits for. A delivery's rows of a slice it does not own (a later
--- delivery took the slice over, or it never published: a failed audit, a crash between write and publish) go
--- with its source totals of that slice, once the rows are older than the lease (getvariable
--- 'gpuledger_vacuum_before'); rows of a held delivery stay until it is accepted or superseded. The source totals
+-- The vacuum: rows no reader sees and nobody waits for. A delivery's rows of a billing account and period it owns
+-- no slice of (a later delivery took the slices over, or it never published: a failed audit, a crash between write
+-- and publish) go with its source totals of that account and period, once the rows are older than the lease
+-- (getvariable 'gpuledger_vacuum_before'); rows of a held delivery stay until it is accepted or superseded. By
+-- account and period, not by slice: source totals have no provider, and a FOCUS file of two providers may bill
+-- both under one account, so rows of one provider's lost slice stay while the other's slice is still owned. The source totals
 -- of a delivery with no row left and no slice go too, and the repairs of deliveries no longer recorded.
 -- Leaves temp table vacuumed_slices: (delivery_id, ProviderName, BillingAccountId, BillingPeriodStart, rows).
 CREATE OR REPLACE TEMP TABLE vacuumed_slices AS
@@ -20,7 +22,6 @@ WHERE d.state IS DISTINCT FROM 'held'
     AND NOT EXISTS (
         SELECT 1 FROM meta.slices AS o
         WHERE o.delivery_id = s.delivery_id
-            AND o.provider_name = s.ProviderName
             AND o.billing_account_id = s.BillingAccountId
             AND o.billing_period_start = s.BillingPeriodStart
     );
