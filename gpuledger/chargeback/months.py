@@ -215,4 +215,7 @@ def _record_adjustments(con: duckdb.DuckDBPyConnection, now: datetime) -> None:
     unchanged difference was first seen."""
     con.execute("CREATE OR REPLACE TEMP TABLE current_adjustments AS " + load_sql("chargeback/adjustments.sql"))
     con.execute(load_sql("chargeback/record_adjustments.sql"), {"now": now})
+    con.execute("DELETE FROM chargeback.adjustments")
+    con.execute("INSERT INTO chargeback.adjustments BY NAME SELECT * FROM standing_adjustments")
     con.execute("DROP TABLE current_adjustments")
+    con.execute("DROP TABLE standing_adjustments")

@@ -1,17 +1,32 @@
--- chargeback.adjustments becomes the current differences to the issued statements (temp table
--- current_adjustments, from sql/chargeback/adjustments.sql): a difference stands while month, statement version,
--- team, currency and amount are all the same; one that stands takes the month it now applies to and keeps when it
--- was first detected, one no longer current goes, a new one is detected now. Parameter: $now (the run's time).
-MERGE INTO chargeback.adjustments AS a
-USING current_adjustments AS n
-ON a.billing_month = n.billing_month
-    AND a.statement_version = n.statement_version
-    AND a.team = n.team
-    AND a.currency IS NOT DISTINCT FROM n.currency
-    AND a.adjustment = n.adjustment
-WHEN MATCHED THEN UPDATE SET applies_to_month = n.applies_to_month
-WHEN NOT MATCHED BY TARGET THEN INSERT VALUES (
-    n.billing_month, n.statement_version, n.team, n.currency, n.issued_total, n.restated_total, n.adjustment,
-    n.applies_to_month, $now
+-- chargeback.adjustments as it now stands (temp table standing_adjustments), from the current differences to the
+-- issued statements (temp table current_adjustments, sql/chargeback/adjustments.sql): a difference stands while
+-- month, statement version, team, currency and amount are all the same, and keeps its recorded totals and when it
+-- was first detected while taking the month it now applies to; a new one is detected now; one no longer current
+-- goes. One SELECT instead of a MERGE with three actions, which a DuckLake warehouse does not take.
+-- Parameter: $now (the run's time).
+CREATE OR REPLACE TEMP TABLE standing_adjustments AS
+WITH recorded AS (
+    SELECT * FROM chargeback.adjustments
+),
+
+current AS (
+    SELECT * FROM current_adjustments
 )
-WHEN NOT MATCHED BY SOURCE THEN DELETE
+
+SELECT
+    c.billing_month,
+    c.statement_version,
+    c.team,
+    c.currency,
+    coalesce(r.issued_total, c.issued_total) AS issued_total,
+    coalesce(r.restated_total, c.restated_total) AS restated_total,
+    c.adjustment,
+    c.applies_to_month,
+    coalesce(r.detected_at, $now) AS detected_at
+FROM current AS c
+LEFT JOIN recorded AS r
+    ON r.billing_month = c.billing_month
+    AND r.statement_version = c.statement_version
+    AND r.team = c.team
+    AND r.currency IS NOT DISTINCT FROM c.currency
+    AND r.adjustment = c.adjustment
