@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 GPULEDGER_HOME ?= $(CURDIR)/.home
 export GPULEDGER_HOME
 
-.PHONY: install demo ui test lint lock clean install-validator validate-focus lock-validator install-prometheus install-azurite install-pdf install-duckdb-1.4
+.PHONY: install demo ui test lint lock clean install-validator validate-focus lock-validator install-prometheus install-azurite install-pdf install-duckdb-1.4 install-postgres
 VALIDATOR_VENV := .venv-validator
 
 install: $(VENV)/.installed
@@ -33,7 +33,7 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 
-test: install install-validator install-prometheus install-azurite install-pdf install-duckdb-1.4 lint
+test: install install-validator install-prometheus install-azurite install-pdf install-duckdb-1.4 install-postgres lint
 	$(BIN)/pytest
 
 # A DuckDB 1.4 client, pinned and hashed, for the test that analysts' 1.4 clients open the published file
@@ -53,6 +53,13 @@ install-pdf:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 	    libpango-1.0-0 libpangoft2-1.0-0 fonts-dejavu-core fontconfig; }
 
+# The DuckLake warehouse test runs a private Postgres catalog (Debian package; its binaries stay in
+# /usr/lib/postgresql/<version>/bin, no cluster is started by the package's own service).
+install-postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && command -v psql >/dev/null || { \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	    postgresql postgresql-client; }
+
 # The Prometheus connector's tests run a real Prometheus (Debian package; needs root to install).
 install-prometheus:
 	@command -v promtool >/dev/null && command -v prometheus >/dev/null || { \
@@ -70,7 +77,7 @@ install-azurite:
 # Re-resolve pinned versions after editing pyproject.toml (needs only PyPI).
 lock:
 	$(PYTHON) -m venv /tmp/gpuledger-lock && /tmp/gpuledger-lock/bin/pip install --quiet uv==0.13.8
-	/tmp/gpuledger-lock/bin/uv pip compile pyproject.toml --extra dev --python-version 3.11 \
+	/tmp/gpuledger-lock/bin/uv pip compile pyproject.toml --extra dev --extra lake --python-version 3.11 \
 	  --generate-hashes --no-strip-extras --no-header -o requirements.lock
 	echo 'duckdb==1.4.5' | /tmp/gpuledger-lock/bin/uv pip compile - --python-version 3.11 --universal \
 	  --generate-hashes --custom-compile-command 'make lock' -o tools/requirements-duckdb-1.4.lock

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import tomllib
 from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -25,8 +26,10 @@ _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 def write_demo_home(home: Path) -> Path:
     """(Re)generate the sample exports under ``<home>/exports``, the telemetry under ``<home>/telemetry``, and
-    write ``<home>/gpuledger.toml``."""
+    write ``<home>/gpuledger.toml``, keeping the ``[warehouse]`` table it had (the demo on a DuckLake)."""
     home.mkdir(parents=True, exist_ok=True)
+    config = home / CONFIG_FILE
+    warehouse = tomllib.loads(config.read_text(encoding="utf-8")).get("warehouse") if config.exists() else None
     exports = home / EXPORTS_FOLDER
     sources = [(s.name, s.format, s.path) for s in write_demo_exports(exports)]
     # the Azure export pair (actual + amortized) is one combined source: the folder holding both exports
@@ -44,7 +47,8 @@ def write_demo_home(home: Path) -> Path:
         lines.append(_table("[[sources]]", {"name": name, "format": fmt, "path": _relative(home, path)}))
     lines.append(_telemetry_toml(home, telemetry))
     lines.append(_table("[reporting]", {"currency": "USD", "rates": _relative(home, _write_rates(home))}))
-    config = home / CONFIG_FILE
+    if isinstance(warehouse, dict):
+        lines.append(_table("[warehouse]", warehouse))
     config.write_text("".join(lines), encoding="utf-8")
     return config
 

@@ -237,6 +237,30 @@ class IngestConfig:
 
 
 @dataclass(frozen=True)
+class WarehouseConfig:
+    """``[warehouse]``: where the warehouse is (docs/decisions/0020). Without it, the DuckDB file
+    ``<home>/warehouse.duckdb`` with one writer; with a ``catalog``, a DuckLake several machines write at once."""
+
+    catalog: str | None = None
+    """A DuckLake catalog: ``ducklake:postgres:dbname=... host=...`` (the password from the libpq environment:
+    ``PGPASSWORD``, ``PGPASSFILE``, never this file) or ``ducklake:<path>`` for a DuckDB-file catalog."""
+    data_path: str | None = None
+    """Where the lake writes its Parquet data files: ``s3://bucket/prefix/`` (credentials from the AWS chain:
+    environment, profile, instance role) or a folder (relative to the home). Required with ``catalog``."""
+    s3_endpoint_url: str | None = None
+    """An S3-compatible server instead of AWS, as ``http(s)://host:port`` (path-style addressing)."""
+    s3_region: str | None = None
+    """The bucket's region; None: the credential chain's."""
+    workers: int = 1
+    """Ingestion partitions (billing month x provider) ``gpuledger run`` loads at once, each in a process of its
+    own; more than 1 needs a lake (a DuckDB file takes one writing process). Allocation and publish wait for all."""
+
+    @property
+    def is_lake(self) -> bool:
+        return self.catalog is not None
+
+
+@dataclass(frozen=True)
 class Config:
     sources: tuple[SourceConfig, ...]
     telemetry: tuple[TelemetryConfig, ...] = ()
@@ -245,6 +269,22 @@ class Config:
     months: MonthsConfig = field(default_factory=MonthsConfig)
     ingest: IngestConfig = field(default_factory=IngestConfig)
     advice: AdviceConfig = field(default_factory=AdviceConfig)
+    warehouse: WarehouseConfig = field(default_factory=WarehouseConfig)
+
+
+def _read_toml(path: Path) -> dict[str, object]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise InputError(path, f"unreadable configuration: {exc}") from exc
+
+
+def load_warehouse_config(home: Path) -> WarehouseConfig:
+    """``[warehouse]`` of ``<home>/gpuledger.toml`` alone (every command opening the warehouse reads it)."""
+    path = home / CONFIG_FILE
+    if not path.exists():
+        return WarehouseConfig()
+    return _warehouse(path, home, _read_toml(path).get("warehouse", {}))
 
 
 def load_config(home: Path) -> Config:
@@ -252,10 +292,7 @@ def load_config(home: Path) -> Config:
     path = home / CONFIG_FILE
     if not path.exists():
         return Config(sources=())
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise InputError(path, f"unreadable configuration: {exc}") from exc
+    data = _read_toml(path)
     sources = []
     for index, entry in enumerate(data.get("sources", []), start=1):
         where = f"[[sources]] #{index}"
@@ -293,7 +330,58 @@ def load_config(home: Path) -> Config:
         months=_months(path, data.get("months", {})),
         ingest=_ingest(path, data.get("ingest", {}), sources),
         advice=parse_advice(path, home, data.get("advice", {})),
+        warehouse=_warehouse(path, home, data.get("warehouse", {})),
     )
+
+
+_WAREHOUSE_KEYS = ("catalog", "data_path", "s3_endpoint_url", "s3_region")
+_MAX_WORKERS = 64
+
+
+def _warehouse(path: Path, home: Path, table: object) -> WarehouseConfig:
+    if not isinstance(table, dict):
+        raise InputError(path, "[warehouse] must be a table", column="warehouse")
+    unknown = sorted(set(table) - {*_WAREHOUSE_KEYS, "workers"})
+    if unknown:
+        raise InputError(path, f"[warehouse]: unknown key(s) {unknown}", column=f"warehouse.{unknown[0]}")
+    for key in _WAREHOUSE_KEYS:
+        if key in table and (not isinstance(table[key], str) or not table[key]):
+            raise InputError(path, f"[warehouse] {key} must be a non-empty string", column=f"warehouse.{key}")
+    workers = table.get("workers", 1)
+    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= _MAX_WORKERS:
+        raise InputError(path, f"[warehouse] workers must be 1 to {_MAX_WORKERS}", column="warehouse.workers")
+    if not set(table) - {"workers"}:
+        if workers > 1:
+            raise InputError(path, "[warehouse] workers > 1 needs a lake catalog", column="warehouse.workers")
+        return WarehouseConfig()
+    catalog, data_path = table.get("catalog"), table.get("data_path")
+    if not isinstance(catalog, str) or not catalog.startswith("ducklake:"):
+        raise InputError(
+            path, "[warehouse] catalog must be a DuckLake catalog (ducklake:...)", column="warehouse.catalog"
+        )
+    if not isinstance(data_path, str):
+        raise InputError(path, "[warehouse] data_path is required with a catalog", column="warehouse.data_path")
+    endpoint = table.get("s3_endpoint_url")
+    if isinstance(endpoint, str) and not endpoint.startswith(("http://", "https://")):
+        raise InputError(
+            path, "[warehouse] s3_endpoint_url must be http(s)://host:port", column="warehouse.s3_endpoint_url"
+        )
+    local = not data_path.startswith(("s3://", "gs://", "az://", "abfss://"))
+    return WarehouseConfig(
+        catalog=_local_catalog(catalog, home),
+        data_path=str(home / data_path) if local else data_path,
+        s3_endpoint_url=endpoint if isinstance(endpoint, str) else None,
+        s3_region=str(table["s3_region"]) if "s3_region" in table else None,
+        workers=workers,
+    )
+
+
+def _local_catalog(catalog: str, home: Path) -> str:
+    """A DuckDB-file catalog's path relative to the home; a Postgres (or other) catalog as written."""
+    target = catalog.removeprefix("ducklake:")
+    if ":" in target:  # postgres:..., sqlite:..., mysql:...
+        return catalog
+    return f"ducklake:{home / target}"
 
 
 def _names(path: Path, where: str, value: object, column: str) -> tuple[str, ...]:

@@ -29,10 +29,18 @@ from gpuledger.gates.vacuum import DEFAULT_LEASE, vacuum
 from gpuledger.publish.focus_1_3 import EXPORT_VIEW, Dataset, stage_export
 from gpuledger.reports.report import Report, report_month
 from gpuledger.warehouse.database import WAREHOUSE_FILE, connect, ensure_schema, schema_fingerprint
-from gpuledger.warehouse.home import exclusive_run, locate_home, open_warehouse, resolve_home
+from gpuledger.warehouse.home import (
+    RunBusy,
+    connect_warehouse,
+    exclusive_run,
+    locate_home,
+    open_warehouse,
+    resolve_home,
+    warehouse_location,
+)
 from gpuledger.warehouse.sqlfiles import load_sql
 from models.billing_month import BillingMonth
-from models.config import CONFIG_FILE, Config, load_config
+from models.config import CONFIG_FILE, Config, load_config, load_warehouse_config
 from models.delivery import Delivery
 from models.errors import GpuledgerError, InputError, describe_error, environment_failure, printable
 from models.focus import FOCUS_VERSION
@@ -327,7 +335,7 @@ def _report(args: argparse.Namespace) -> int:
     if not _MONTH.fullmatch(args.month):
         print(f"gpuledger: --month {args.month!r} is not YYYY-MM", file=sys.stderr)
         return 2
-    home = _existing_home(args, WAREHOUSE_FILE)
+    home = _existing_home(args, WAREHOUSE_FILE, CONFIG_FILE)
     _rendering(args.month)
     _print_report(home, report_month(home, args.month, team=args.team, issue=args.issue))
     return 0
@@ -399,7 +407,7 @@ def _run(args: argparse.Namespace, home: Path | None = None) -> int:
     print(f"  one query:  {_hint(home, 'sql', '--query', EXAMPLE_QUERY)}")
     print(f"  Python:     {_python_query(analyst, EXAMPLE_QUERY)}")
     print(f"  Parquet: {home / PUBLISHED_FOLDER / 'focus'}/ProviderName=*/billing_month=*/*.parquet")
-    print(f"  pipeline warehouse: {home / WAREHOUSE_FILE}")
+    print(f"  pipeline warehouse: {warehouse_location(home)}")
     print(f"  status:     {_hint(home, 'status')}")
     if teams:
         print(f"  savings:    {_hint(home, 'advise', '--month', max(row[0] for row in teams))}")
@@ -536,11 +544,10 @@ def _status(args: argparse.Namespace) -> int:
     repairs: dict[str, str] = {}
     held: dict[str, list[str]] | None = None
     no_telemetry: list[str] = []
-    warehouse = home / WAREHOUSE_FILE
-    if warehouse.exists():
+    if (home / WAREHOUSE_FILE).exists() or load_warehouse_config(home).is_lake:
         try:
             # read-only, so a running pipeline is never blocked (its write lock makes this fail instead)
-            with closing(connect(warehouse, read_only=True)) as con:
+            with closing(connect_warehouse(home, read_only=True)) as con:
                 rows = con.execute(
                     "SELECT source_name, count(*), max(billing_period), max(first_ingested_at)"
                     " FROM meta.deliveries GROUP BY ALL"
@@ -683,16 +690,16 @@ def _as_source(delivery: Delivery, config: Config, name: str | None) -> Delivery
 
 
 def _migrate(args: argparse.Namespace) -> int:
-    home = _existing_home(args, WAREHOUSE_FILE)
-    with exclusive_run(home), closing(connect(home / WAREHOUSE_FILE)) as con:
+    home = _existing_home(args, WAREHOUSE_FILE, CONFIG_FILE)
+    with exclusive_run(home), closing(connect_warehouse(home)) as con:
         migrated = ensure_schema(con)
     done = "migrated to" if migrated else "already at"
-    print(f"{home / WAREHOUSE_FILE}: {done} schema {schema_fingerprint()[:12]}")
+    print(f"{warehouse_location(home)}: {done} schema {schema_fingerprint()[:12]}")
     return 0
 
 
 def _vacuum(args: argparse.Namespace) -> int:
-    home = _existing_home(args, WAREHOUSE_FILE)
+    home = _existing_home(args, WAREHOUSE_FILE, CONFIG_FILE)
     if args.lease_minutes < 0:
         print("gpuledger: --lease-minutes must be 0 or more", file=sys.stderr)
         return 2
@@ -706,7 +713,7 @@ def _vacuum(args: argparse.Namespace) -> int:
 
 
 def _accept(args: argparse.Namespace) -> int:
-    home = _existing_home(args, WAREHOUSE_FILE)
+    home = _existing_home(args, WAREHOUSE_FILE, CONFIG_FILE)
     with exclusive_run(home), closing(open_warehouse(home)) as con:
         for delivery_id in args.deliveries:
             for hold in accept_delivery(con, delivery_id):
@@ -762,7 +769,7 @@ def _export_focus(args: argparse.Namespace) -> int:
         print("gpuledger: --allocated and --dataset need --focus-version 1.3", file=sys.stderr)
         return 2
     file_format, compression = _EXPORT_FORMATS[suffix]
-    with closing(_read_warehouse(_existing_home(args, WAREHOUSE_FILE))) as con:
+    with closing(_read_warehouse(_existing_home(args, WAREHOUSE_FILE, CONFIG_FILE))) as con:
         if args.provider is not None and args.provider.casefold() not in map(str.casefold, known := _providers(con)):
             print(f"gpuledger: --provider {args.provider!r} is none of {', '.join(known)}", file=sys.stderr)
             return 2
@@ -808,9 +815,9 @@ def _providers(con: duckdb.DuckDBPyConnection) -> list[str]:
 def _read_warehouse(home: Path) -> duckdb.DuckDBPyConnection:
     """The warehouse opened read-only (nothing created or migrated); a run writing it makes this one line."""
     try:
-        return connect(home / WAREHOUSE_FILE, read_only=True)
-    except duckdb.IOException as exc:
-        raise GpuledgerError(f"{home / WAREHOUSE_FILE} is being written (a run?): {describe_error(exc)}") from None
+        return connect_warehouse(home, read_only=True)
+    except (duckdb.IOException, RunBusy) as exc:
+        raise GpuledgerError(f"{warehouse_location(home)} is being written (a run?): {describe_error(exc)}") from None
 
 
 def _advise(args: argparse.Namespace) -> int:

@@ -32,20 +32,26 @@ _TABLE_FILES = (
 
 
 def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """Open the warehouse with the settings every run relies on (UTC, bounded memory, spilling)."""
+    """Open a DuckDB file (the file warehouse, or the analysts' file) with the settings every run relies on."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    config = {
-        # Out-of-core: big exports spill to disk instead of growing RSS.
-        "memory_limit": os.environ.get("GPULEDGER_MEMORY_LIMIT", "1GB"),
-        "preserve_insertion_order": "false",
-    }
+    config = session_config()
     if not read_only:
         config["temp_directory"] = str(path.parent / "tmp")
-    con = duckdb.connect(str(path), read_only=read_only, config=config)
-    # Set after connecting: the ICU extension that owns TimeZone loads with the first query.
-    con.execute("SET TimeZone = 'UTC'")
+    con = prepare_session(duckdb.connect(str(path), read_only=read_only, config=config))
     if not read_only:  # persistent: a reader finds the macro the last writer stored
         create_billing_month(con)
+    return con
+
+
+def session_config() -> dict[str, str]:
+    """Bounded memory: big exports spill to disk instead of growing RSS (``GPULEDGER_MEMORY_LIMIT``)."""
+    return {"memory_limit": os.environ.get("GPULEDGER_MEMORY_LIMIT", "1GB"), "preserve_insertion_order": "false"}
+
+
+def prepare_session(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """UTC and the project's temporary macros on a new session."""
+    # Set after connecting: the ICU extension that owns TimeZone loads with the first query.
+    con.execute("SET TimeZone = 'UTC'")
     create_macros(con)
     return con
 
@@ -115,7 +121,7 @@ def ensure_schema(con: duckdb.DuckDBPyConnection) -> bool:
 def schema_fingerprint(references: Sequence[RefTable] | None = None) -> str:
     """What the schema is made of: the DDL of every stage and the reference tables' rows, hashed."""
     digest = hashlib.sha256()
-    for text in (*(load_sql(path) for path in (*_TABLE_FILES, *_VIEW_FILES)), focus_costs_ddl()):
+    for text in (*(load_sql(path) for path in _SCHEMA_FILES), focus_costs_ddl()):
         digest.update(text.encode())
     digest.update(repr([*(references or _reference_tables()), _custom_columns()]).encode())
     return digest.hexdigest()
@@ -143,6 +149,7 @@ def _migrate(con: duckdb.DuckDBPyConnection, references: Sequence[RefTable]) -> 
     for path in _TABLE_FILES:
         con.execute(load_sql(path))
     _slice_table_to_owner_log(con)
+    _relax_not_null(con)
     con.execute(focus_costs_ddl())
     # Warehouses created before a custom column existed gain it (always nullable: old rows have no value).
     for name, sql_type in _custom_columns():
@@ -160,6 +167,7 @@ def _migrate(con: duckdb.DuckDBPyConnection, references: Sequence[RefTable]) -> 
 
 # Views over the tables and reference tables, recreated by a migration.
 _VIEW_FILES = ("gates/slices.sql", "gates/published_costs.sql", "warehouse/gpu_instances.sql")
+_SCHEMA_FILES = ("normalize/billing_month.sql", *_TABLE_FILES, *_VIEW_FILES)
 
 
 def _reference_tables() -> list[RefTable]:
@@ -240,6 +248,24 @@ def _slice_table_to_owner_log(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("ALTER TABLE meta.slices ADD COLUMN IF NOT EXISTS source_name VARCHAR")
     con.execute("INSERT INTO meta.slice_owners BY NAME SELECT * FROM meta.slices")
     con.execute("DROP TABLE meta.slices")
+
+
+# Columns that became nullable (schema, table, column): warehouses made before still hold the NOT NULL.
+_NOW_NULLABLE = (("gpu", "jobs", "run_group"),)
+
+
+def _relax_not_null(con: duckdb.DuckDBPyConnection) -> None:
+    """Drop the NOT NULL of :data:`_NOW_NULLABLE` where a warehouse still has it (a DuckLake refuses dropping one
+    that is not there)."""
+    for schema, table, column in _NOW_NULLABLE:
+        held = con.execute(
+            "SELECT count(*) FROM duckdb_constraints() WHERE database_name = current_database()"
+            " AND schema_name = $schema AND table_name = $table AND constraint_type = 'NOT NULL'"
+            " AND list_contains(constraint_column_names, $column)",
+            {"schema": schema, "table": table, "column": column},
+        ).fetchone()
+        if held and held[0]:  # names are this module's constants
+            con.execute(f"ALTER TABLE {schema}.{table} ALTER COLUMN {quote_ident(column)} DROP NOT NULL")
 
 
 def _gcp_ref_tables() -> list[RefTable]:

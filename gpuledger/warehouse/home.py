@@ -12,8 +12,9 @@ from pathlib import Path
 
 import duckdb
 
-from gpuledger.warehouse.database import WAREHOUSE_FILE, connect, ensure_schema
-from models.config import CONFIG_FILE
+from gpuledger.warehouse.database import WAREHOUSE_FILE, connect, ensure_schema, prepare_session, session_config
+from gpuledger.warehouse.lake import connect_lake
+from models.config import CONFIG_FILE, load_warehouse_config
 from models.errors import GpuledgerError
 
 HOME_ENV = "GPULEDGER_HOME"
@@ -81,12 +82,29 @@ def exclusive_run(home: Path) -> Iterator[None]:
 
 
 def open_warehouse(home: Path) -> duckdb.DuckDBPyConnection:
+    """The warehouse of ``home``, for writing, migrated to this code's schema."""
+    con = connect_warehouse(home)
+    ensure_schema(con)
+    return con
+
+
+def connect_warehouse(home: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """The warehouse ``[warehouse]`` of ``<home>/gpuledger.toml`` names: a DuckLake, else the file."""
+    lake = load_warehouse_config(home)
+    if lake.is_lake:
+        return prepare_session(connect_lake(lake, home / "tmp", session_config(), read_only=read_only))
     try:
-        con = connect(home / WAREHOUSE_FILE)
+        return connect(home / WAREHOUSE_FILE, read_only=read_only)
     except duckdb.IOException as exc:
         if "lock" not in str(exc).lower():
             raise
         # DuckDB takes one writing process per file: name the conflict instead of DuckDB's message
         raise RunBusy(f"{home / WAREHOUSE_FILE} is being written by another process: {exc}") from None
-    ensure_schema(con)
-    return con
+
+
+def warehouse_location(home: Path) -> str:
+    """Where the warehouse of ``home`` is, for people: the file, or the lake's catalog and data path."""
+    lake = load_warehouse_config(home)
+    if lake.is_lake:
+        return f"{lake.catalog} (data: {lake.data_path})"
+    return str(home / WAREHOUSE_FILE)

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from models.config import BigQueryRemote, S3Remote, SourceConfig, load_config
+from models.config import (
+    BigQueryRemote,
+    S3Remote,
+    SourceConfig,
+    WarehouseConfig,
+    load_config,
+    load_warehouse_config,
+)
 from models.errors import InputError
 from pipelines.deliveries import discover
 
@@ -79,3 +86,45 @@ def test_a_bigquery_source_lands_its_dataset_and_takes_integer_options(home):
             "max_files = 3\n",
         )
     assert error.value.column == "bigquery.max_files"
+
+
+def test_the_warehouse_is_the_file_unless_a_lake_catalog_is_configured(home):
+    assert load_warehouse_config(home) == WarehouseConfig()  # no gpuledger.toml at all
+    (home / "gpuledger.toml").write_text(
+        '[warehouse]\ncatalog = "ducklake:postgres:dbname=lake host=pg"\ndata_path = "s3://b/lake/"\nworkers = 3\n'
+        's3_endpoint_url = "http://127.0.0.1:9000"\n',
+        encoding="utf-8",
+    )
+    lake = load_warehouse_config(home)
+    assert lake == load_config(home).warehouse
+    assert lake == WarehouseConfig(
+        catalog="ducklake:postgres:dbname=lake host=pg", data_path="s3://b/lake/",
+        s3_endpoint_url="http://127.0.0.1:9000", workers=3,
+    )  # fmt: skip
+    assert lake.is_lake and not WarehouseConfig().is_lake
+
+
+def test_a_file_catalog_and_a_local_data_path_are_relative_to_the_home(home):
+    (home / "gpuledger.toml").write_text(
+        '[warehouse]\ncatalog = "ducklake:lake/catalog.ducklake"\ndata_path = "lake/files"\n', encoding="utf-8"
+    )
+    lake = load_warehouse_config(home)
+    assert (lake.catalog, lake.data_path) == (f"ducklake:{home}/lake/catalog.ducklake", f"{home}/lake/files")
+
+
+@pytest.mark.parametrize(
+    ("table", "column"),
+    [
+        ('catalog = "postgres:dbname=x"\ndata_path = "s3://b/"\n', "warehouse.catalog"),  # not a DuckLake
+        ('catalog = "ducklake:x.ducklake"\n', "warehouse.data_path"),
+        ('catalog = "ducklake:x"\ndata_path = "d"\npassword = "p"\n', "warehouse.password"),  # never in the file
+        ('catalog = "ducklake:x"\ndata_path = "d"\nworkers = 0\n', "warehouse.workers"),
+        ('catalog = "ducklake:x"\ndata_path = "d"\ns3_endpoint_url = "127.0.0.1:9000"\n', "warehouse.s3_endpoint_url"),
+        ("workers = 2\n", "warehouse.workers"),  # one DuckDB file takes one writing process
+    ],
+)
+def test_warehouse_mistakes_name_the_key(home, table, column):
+    (home / "gpuledger.toml").write_text(f"[warehouse]\n{table}", encoding="utf-8")
+    with pytest.raises(InputError) as error:
+        load_warehouse_config(home)
+    assert error.value.column == column

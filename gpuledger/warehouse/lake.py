@@ -1,0 +1,115 @@
+"""The DuckLake warehouse (docs/decisions/0020): the same schemas and tables as the DuckDB file, kept as Parquet data
+files (a folder or S3) under a catalog in Postgres (or a DuckDB file), written by many processes at once.
+
+A connection is an in-memory DuckDB session with the lake attached as ``warehouse`` and made the default
+catalog, so every query of the pipeline runs on it unchanged. The extensions it needs load from the pinned
+``duckdb-extension-*`` packages (hashed in the lock, their signatures checked by DuckDB) and, where one is not
+installed, from DuckDB's own extension repository.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import uuid
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import duckdb
+
+from gpuledger.warehouse.sqlfiles import quote_literal
+from models.config import WarehouseConfig
+from models.errors import GpuledgerError
+
+LAKE_CATALOG = "warehouse"
+"""The name the lake is attached under: the warehouse's catalog name, as ``current_database()`` returns it."""
+_PACKAGE_NAMES = {"postgres_scanner": "duckdb_extension_postgres_scanner"}
+
+
+def connect_lake(lake: WarehouseConfig, scratch: Path, config: dict[str, str], *, read_only: bool = False) -> (
+    duckdb.DuckDBPyConnection
+):  # fmt: skip
+    """An in-memory session with the lake attached and in use, spilling to a folder of its own under ``scratch``:
+    DuckDB names its spill files alike in every process, and workers of one home would remove each other's. DuckDB
+    creates that folder and removes it when the session closes."""
+    assert lake.catalog is not None and lake.data_path is not None  # a lake has both (models.config)
+    scratch.mkdir(parents=True, exist_ok=True)
+    _make_local_folders(lake)
+    spill = scratch / f"lake-session-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    con = duckdb.connect(config={**config, "temp_directory": str(spill), "autoinstall_known_extensions": "false"})
+    for extension in required_extensions(lake):
+        load_extension(con, extension)
+    if lake.data_path.startswith("s3://"):
+        _create_s3_secret(con, lake)
+    options = [
+        f"DATA_PATH {quote_literal(lake.data_path)}",
+        # small inserts stay out of the catalog: deletes of inlined rows are where DuckLake has open defects
+        "DATA_INLINING_ROW_LIMIT 0",
+        *(["READ_ONLY"] if read_only else []),
+    ]
+    # ATTACH takes no parameters: the catalog and path go through the quoting helper
+    con.execute(f"ATTACH {quote_literal(lake.catalog)} AS {LAKE_CATALOG} ({', '.join(options)})")
+    con.execute(f"USE {LAKE_CATALOG}")
+    return con
+
+
+def is_lake(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether ``con``'s default catalog is a DuckLake."""
+    row = con.execute("SELECT type FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
+    return bool(row and row[0] == "ducklake")
+
+
+def _make_local_folders(lake: WarehouseConfig) -> None:
+    """A DuckDB-file catalog's folder and a local data path exist before the first attach."""
+    target = str(lake.catalog).removeprefix("ducklake:")
+    if ":" not in target:
+        Path(target).parent.mkdir(parents=True, exist_ok=True)
+    if "://" not in str(lake.data_path):
+        Path(str(lake.data_path)).mkdir(parents=True, exist_ok=True)
+
+
+def required_extensions(lake: WarehouseConfig) -> list[str]:
+    """The DuckDB extensions a lake's catalog and data path need, in load order."""
+    needed = ["ducklake"]
+    if (lake.catalog or "").startswith("ducklake:postgres:"):
+        needed.append("postgres_scanner")
+    if (lake.data_path or "").startswith("s3://"):
+        needed += ["httpfs", "aws"]
+    return needed
+
+
+def load_extension(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    """Load ``name`` from its pinned package when installed, else from DuckDB's repository."""
+    package = _PACKAGE_NAMES.get(name, f"duckdb_extension_{name}")
+    try:
+        module = importlib.import_module(package)
+    except ImportError:
+        con.execute(f"INSTALL {name}")  # names are this module's constants
+        con.execute(f"LOAD {name}")
+        return
+    path = Path(module.__file__ or "").parent / "extensions" / f"v{duckdb.__version__}" / f"{name}.duckdb_extension"
+    if not path.is_file():
+        raise duckdb.IOException(f"{package} is not built for DuckDB {duckdb.__version__}: {path} is missing")
+    con.execute(f"LOAD {quote_literal(str(path))}")
+
+
+def _create_s3_secret(con: duckdb.DuckDBPyConnection, lake: WarehouseConfig) -> None:
+    """Credentials for the data path from the AWS chain (environment, profile, instance role): none in files."""
+    options = ["TYPE s3", "PROVIDER credential_chain", f"SCOPE {quote_literal(str(lake.data_path))}"]
+    region = lake.s3_region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    if region:
+        options.append(f"REGION {quote_literal(region)}")
+    if lake.s3_endpoint_url:
+        endpoint = urlsplit(lake.s3_endpoint_url)
+        options += [
+            f"ENDPOINT {quote_literal(endpoint.netloc)}",
+            "URL_STYLE 'path'",
+            f"USE_SSL {str(endpoint.scheme == 'https').lower()}",
+        ]
+    try:
+        con.execute(f"CREATE OR REPLACE SECRET gpuledger_lake ({', '.join(options)})")
+    except duckdb.Error as exc:
+        raise GpuledgerError(
+            f"no AWS credentials for the lake's data path {lake.data_path} (environment, profile or instance role):"
+            f" {str(exc).splitlines()[0]}"
+        ) from None

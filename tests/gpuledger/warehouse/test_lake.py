@@ -1,0 +1,64 @@
+"""The DuckLake backend on one machine (a DuckDB-file catalog, data files in a folder): the same loads as the file
+warehouse, the extensions from their pinned packages (tests/end_to_end/test_lake.py: Postgres, S3, workers)."""
+
+from __future__ import annotations
+
+from contextlib import closing
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from gpuledger.gates.load import load_delivery
+from gpuledger.warehouse.home import connect_warehouse, open_warehouse, warehouse_location
+from gpuledger.warehouse.lake import is_lake, load_extension, required_extensions
+from models.config import CONFIG_FILE, WarehouseConfig
+from models.delivery import Delivery
+from tests.conftest import focus_rows_below
+from tests.fixtures.focus_cases import write_csv
+from tests.gpuledger.normalize.test_focus_passthrough import coreweave_rows
+
+
+def local_lake(home: Path) -> Path:
+    """``home`` configured with a DuckLake of its own: catalog file and data folder inside it."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / CONFIG_FILE).write_text(
+        '[warehouse]\ncatalog = "ducklake:lake/catalog.ducklake"\ndata_path = "lake/data"\n', encoding="utf-8"
+    )
+    return home
+
+
+def test_a_delivery_loads_into_a_lake_as_into_the_file_warehouse(tmp_path):
+    export = write_csv(tmp_path / "exports" / "coreweave.csv", coreweave_rows())
+    loaded = {}
+    for home in (tmp_path / "file", local_lake(tmp_path / "lake")):
+        with closing(open_warehouse(home)) as con:
+            load_delivery(con, Delivery("focus", (export,)))
+            loaded[home.name] = (is_lake(con), focus_rows_below(con, tmp_path / "exports"))
+    assert loaded["lake"][0] and not loaded["file"][0]
+    assert loaded["lake"][1] == loaded["file"][1]
+    assert list((tmp_path / "lake" / "lake" / "data").rglob("*.parquet"))  # the rows are Parquet files
+    assert not (tmp_path / "lake" / "warehouse.duckdb").exists()
+    assert warehouse_location(tmp_path / "lake").startswith(f"ducklake:{tmp_path}/lake/lake/catalog.ducklake")
+
+
+def test_a_read_only_lake_session_refuses_writes(tmp_path):
+    home = local_lake(tmp_path / "lake")
+    open_warehouse(home).close()
+    with closing(connect_warehouse(home, read_only=True)) as con:
+        assert con.execute("SELECT count(*) FROM focus.costs").fetchone() == (0,)
+        with pytest.raises(duckdb.Error, match="read-only"):
+            con.execute("DELETE FROM meta.slice_owners")
+
+
+def test_the_lake_extensions_load_from_their_pinned_packages():
+    lake = WarehouseConfig(catalog="ducklake:postgres:dbname=x", data_path="s3://bucket/lake/")
+    assert required_extensions(lake) == ["ducklake", "postgres_scanner", "httpfs", "aws"]
+    with closing(duckdb.connect(config={"autoinstall_known_extensions": "false"})) as con:
+        for name in required_extensions(lake):
+            load_extension(con, name)  # no network here: only the packages can provide them
+        loaded = con.execute(
+            "SELECT extension_name FROM duckdb_extensions() WHERE loaded AND extension_name IN"
+            " ('ducklake', 'postgres_scanner', 'httpfs', 'aws') ORDER BY 1"
+        ).fetchall()
+    assert loaded == [("aws",), ("ducklake",), ("httpfs",), ("postgres_scanner",)]
