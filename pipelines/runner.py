@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import multiprocessing
 import os
 import sys
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import dataclass, field
 from functools import partial
 from importlib.resources import files
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +32,7 @@ from gpuledger.gates.load import held_deliveries
 from gpuledger.gates.verdicts import published_months
 from gpuledger.reports.report import Report
 from gpuledger.warehouse.home import exclusive_run, open_warehouse
-from models.config import load_config
+from models.config import load_config, load_warehouse_config
 from models.errors import GpuledgerError
 from models.formats import PROVIDERS
 from pipelines.definitions import add_billing_months, build_definitions, ingestion_partition_key
@@ -155,17 +158,22 @@ def _run(home: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
         ):
             _starting("observing sources")
             _execute(instance, jobs.definitions, "observe_sources", None, "observing sources", home)
-        for partition, inputs in ingestion_now.items():
-            key = ingestion_partition_key(*partition)
-            jobs.run_if_stale("focus_ingestion", key, partition, inputs, partial(ingestion, *partition))
+        stale = [p for p, inputs in ingestion_now.items() if jobs.stale("focus_ingestion", p, inputs)]
+        workers = load_warehouse_config(home).workers
+        if workers > 1 and len(stale) > 1:
+            jobs.run_in_workers(stale, workers, ingestion)
+        else:
+            for partition in stale:
+                key = ingestion_partition_key(*partition)
+                jobs.run("focus_ingestion", key, partition, partial(ingestion, *partition))
         with closing(open_warehouse(home)) as con:
             months = published_months(con)
         add_billing_months(instance, months)
         for month in months:
-            jobs.run_if_stale(
-                "monthly_allocation", month, (month, "allocation"), allocation(month), partial(allocation, month)
-            )
-        jobs.run_if_stale("publishing", None, ("", "publishing"), publishing(), publishing)
+            if jobs.stale("monthly_allocation", (month, "allocation"), allocation(month)):
+                jobs.run("monthly_allocation", month, (month, "allocation"), partial(allocation, month))
+        if jobs.stale("publishing", ("", "publishing"), publishing()):
+            jobs.run("publishing", None, ("", "publishing"), publishing)
     return jobs.ran, jobs.skipped
 
 
@@ -179,26 +187,83 @@ class _StaleJobs:
     ran: list[tuple[str, str]] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
-    def run_if_stale(
+    def stale(self, job: str, partition: tuple[str, str], inputs_now: str | None) -> bool:
+        """Whether ``job`` must run for ``partition``: no successful run read the inputs ``inputs_now`` (its
+        fingerprint now); says so when it is skipped."""
+        if previous := last_success(self.instance, job, inputs_now):
+            what = _STAGES[job].format(month=partition[0], provider=partition[1])
+            print(f"{what}: inputs unchanged since run {previous[:8]}, skipped", flush=True)
+            self.skipped.append(partition)
+            return False
+        return True
+
+    def run(
         self,
         job: str,
         key: str | MultiPartitionKey | None,
         partition: tuple[str, str],
-        inputs_now: str | None,
         inputs: Callable[[], str | None],
     ) -> None:
-        """``inputs_now``: the partition's fingerprint now; ``inputs`` computes it again once the run is done."""
+        """Run ``job``'s partition in this process; ``inputs`` computes its fingerprint again once it is done."""
         what = _STAGES[job].format(month=partition[0], provider=partition[1])
-        if previous := last_success(self.instance, job, inputs_now):
-            print(f"{what}: inputs unchanged since run {previous[:8]}, skipped", flush=True)
-            self.skipped.append(partition)
-            return
         _starting(what)
         result = _execute(self.instance, self.definitions, job, key, what, self.home)
+        self._done(partition, result.run_id, inputs())
+
+    def run_in_workers(
+        self, partitions: list[tuple[str, str]], workers: int, inputs: Callable[[str, str], str | None]
+    ) -> None:
+        """Load the ingestion ``partitions`` in ``workers`` processes at once (a lake takes many writers); returns
+        once every one has ended, the first failure raised then: what follows never starts before all are in."""
+        for month, provider in partitions:
+            _starting(_STAGES["focus_ingestion"].format(month=month, provider=provider))
+        with ThreadPoolExecutor(max_workers=workers) as pool:  # each thread waits on one worker process
+            outcomes = list(pool.map(lambda p: _ingest_in_process(self.home, *p), partitions))
+        for partition, (run_id, failure) in zip(partitions, outcomes, strict=True):
+            if failure is None:
+                self._done(partition, run_id, inputs(*partition))
+        if failures := [failure for _, failure in outcomes if failure is not None]:
+            reason, what, log = failures[0]
+            raise RunFailed(reason, what, Path(log))
+
+    def _done(self, partition: tuple[str, str], run_id: str, inputs_after: str | None) -> None:
         self.ran.append(partition)
         # tagged with the inputs as the run left them: the next run skips unless something changed since
-        if (after := inputs()) is not None:
-            self.instance.add_run_tags(result.run_id, {INPUTS_TAG: after})
+        if inputs_after is not None:
+            self.instance.add_run_tags(run_id, {INPUTS_TAG: inputs_after})
+
+
+WorkerOutcome = tuple[str, tuple[str, str, str] | None]
+"""A worker's ingestion run: its run id, and (reason, what, log) when it failed."""
+
+
+def _ingest_in_process(home: Path, month: str, provider: str) -> WorkerOutcome:
+    """One ingestion partition in a process of its own, so a worker killed midway (OOM, a lost machine) fails its
+    partition alone; spawned, not forked: a fork would share this process's Dagster storage connections."""
+    context = multiprocessing.get_context("spawn")
+    receive, send = context.Pipe(duplex=False)
+    worker = context.Process(target=_ingest_in_worker, args=(str(home), month, provider, send), daemon=True)
+    worker.start()
+    send.close()
+    try:
+        outcome: WorkerOutcome = receive.recv()
+    except EOFError:  # the worker died before it answered: its run's events are in the instance
+        worker.join()
+        what = _STAGES["focus_ingestion"].format(month=month, provider=provider)
+        return "", (f"its worker process died (exit code {worker.exitcode})", what, str(dagster_home(home)))
+    worker.join()
+    return outcome
+
+
+def _ingest_in_worker(home: str, month: str, provider: str, send: Connection) -> None:
+    what = _STAGES["focus_ingestion"].format(month=month, provider=provider)
+    key = ingestion_partition_key(month, provider)
+    with dagster_instance(Path(home)) as instance:
+        try:
+            result = _execute(instance, build_definitions(Path(home)), "focus_ingestion", key, what, Path(home))
+            send.send((result.run_id, None))
+        except RunFailed as failed:
+            send.send(("", (str(failed), what, str(failed.log))))
 
 
 _STAGES = {

@@ -272,7 +272,7 @@ def _publish(
         _supersede_held(con, delivery_id)
         _take_over_slices(con, delivery, delivery_id, slices)
         _record_delivery(con, delivery, delivery_id, stats, ingested_at, PUBLISHED)
-        failpoint("load:before-commit")
+        failpoint("load:before-commit", delivery.source_name)
 
 
 def _hold(
