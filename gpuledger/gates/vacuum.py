@@ -12,6 +12,7 @@ import duckdb
 
 from gpuledger.gates.verdicts import source_mismatches
 from gpuledger.warehouse.database import transaction
+from gpuledger.warehouse.lake import is_lake
 from gpuledger.warehouse.sqlfiles import load_sql
 from models.errors import GpuledgerError
 
@@ -46,5 +47,8 @@ def vacuum(con: duckdb.DuckDBPyConnection, lease: dt.timedelta = DEFAULT_LEASE) 
         for (delivery_id,) in touched:  # the reconcile gate again over the owners that lost rows (no other changed)
             if source_mismatches(con, delivery_id):
                 raise GpuledgerError(f"vacuum refused: delivery {delivery_id} would no longer match its source totals")
-    con.execute("CHECKPOINT")  # the freed blocks become reusable
+    if is_lake(con):  # compaction, and the files only expired snapshots still name
+        con.execute(load_sql("warehouse/lake_maintenance.sql"))
+    else:
+        con.execute("CHECKPOINT")  # the freed blocks become reusable
     return VacuumResult(int(rows), int(slices), int(deliveries))

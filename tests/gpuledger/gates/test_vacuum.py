@@ -4,15 +4,29 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
 from gpuledger.gates.load import load_delivery
 from gpuledger.gates.vacuum import vacuum
 from gpuledger.gates.verdicts import delivery_verdict
+from gpuledger.warehouse.home import open_warehouse
 from models.delivery import Delivery
 from tests.conftest import focus_snapshot
 from tests.fixtures.focus_cases import write_csv
 from tests.gpuledger.normalize.test_focus_passthrough import coreweave_rows, oracle_rows
+from tests.gpuledger.warehouse.test_lake import local_lake
 
 NOW = dt.timedelta(0)
+
+
+@pytest.fixture(params=["file", "lake"])
+def con(request, home):
+    """The warehouse on both backends: the vacuum deletes, which a DuckLake takes differently (decision 0020)."""
+    if request.param == "lake":
+        local_lake(home)
+    connection = open_warehouse(home)
+    yield connection
+    connection.close()
 
 
 def owners_failing_their_gate(con) -> list[str]:
