@@ -1,0 +1,193 @@
+"""The warehouse as a DuckLake (Postgres catalog, data files on an S3-compatible server), loaded by two worker
+processes at once: one killed after staging and run again, a restatement loaded beside it; then allocation and
+publish. What analysts get must equal a sequential run on the file warehouse of the same exports, the money must
+reconcile exactly, and the killed worker's rows must never have been visible (docs/decisions/0020)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import closing
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from dagster import DagsterRunStatus, RunsFilter
+
+from gpuledger.gates.vacuum import vacuum
+from gpuledger.gates.verdicts import source_mismatches
+from gpuledger.publish.snapshot import ANALYST_FILE
+from gpuledger.warehouse.failpoints import FAILPOINT_ENV
+from gpuledger.warehouse.home import connect_warehouse, open_warehouse
+from gpuledger_demo.setup import write_demo_home
+from models.config import CONFIG_FILE
+from pipelines.runner import RunFailed, dagster_instance, run_pipeline
+from tests.end_to_end.test_crash_safety import assert_published_equal
+from tests.fixtures.lake_servers import postgres, s3_keys, s3_server
+from tests.fixtures.restatements import restate_october
+
+BUCKET = "gpuledger-lake"
+KILLED_SOURCE = "helios-gcp-billing"
+"""The source whose loads die at the failpoint after staging (both of its months, in their workers)."""
+DUCKDB_1_4 = Path(__file__).parents[2] / ".venv-duckdb-1.4" / "bin" / "python"
+
+
+@dataclass(frozen=True)
+class LakeRun:
+    home: Path
+    reference: Path
+    """The analyst file of a sequential run on the file warehouse, same exports, same home path."""
+    s3_url: str
+    killed: str
+    """What the first lake run raised."""
+    visible_after_kill: list[tuple[object, ...]]
+    """(source, slices) visible after the killed run, read by a new process."""
+    staged_after_kill: int
+    """FOCUS rows the killed loads staged (committed, never owned)."""
+    ingestion_runs: list[tuple[str, float, float]]
+    """(partition, start, end) of every successful ingestion run on the lake."""
+
+
+@pytest.fixture(scope="module")
+def lake_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LakeRun]:
+    base = tmp_path_factory.mktemp("lake")
+    home = base / "home"
+    with pytest.MonkeyPatch.context() as env, postgres() as server, s3_server(BUCKET) as s3_url:
+        for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"):
+            env.delenv(name, raising=False)
+        env.setenv("AWS_ACCESS_KEY_ID", "AKIAGPULEDGERLAKE")
+        env.setenv("AWS_SECRET_ACCESS_KEY", "gpuledger-lake-test-secret")
+        env.setenv("AWS_EC2_METADATA_DISABLED", "true")
+        env.setenv("AWS_CONFIG_FILE", str(base / "no-aws-config"))
+        env.setenv("AWS_SHARED_CREDENTIALS_FILE", str(base / "no-aws-credentials"))
+        env.setenv("DAGSTER_HOME", str(base / "dagster-file"))
+        # the reference: the same deliveries in the same order (a run, a restatement, a run), one writer, the file
+        # (one generation, copied: file times are delivery versions where a manifest has none)
+        write_demo_home(pristine := base / "pristine")
+        shutil.copytree(pristine, home, symlinks=True)
+        run_pipeline(home)
+        restate_october(home, Decimal("100"))
+        run_pipeline(home)
+        reference = base / "reference-analyst.duckdb"
+        (home / ANALYST_FILE).rename(reference)
+        shutil.rmtree(home)
+        # the lake: the same exports before the restatement, two workers, one source's loads killed
+        server.create_database("gpuledger")
+        shutil.copytree(pristine, home, symlinks=True)
+        with (home / CONFIG_FILE).open("a", encoding="utf-8") as config:
+            config.write(
+                f'\n[warehouse]\ncatalog = "{server.catalog("gpuledger")}"\ndata_path = "s3://{BUCKET}/warehouse/"\n'
+                f's3_endpoint_url = "{s3_url}"\ns3_region = "us-east-1"\nworkers = 2\n'
+            )
+        env.setenv("DAGSTER_HOME", str(base / "dagster-lake"))
+        env.setenv(FAILPOINT_ENV, f"load:before-commit@{KILLED_SOURCE}")
+        with pytest.raises(RunFailed) as killed:
+            run_pipeline(home)
+        env.delenv(FAILPOINT_ENV)
+        visible = _read_in_new_process(home, "SELECT source_name, count(*) FROM meta.slices GROUP BY 1 ORDER BY 1")
+        with closing(connect_warehouse(home, read_only=True)) as con:
+            # the killed loads are the only GCP ones: their rows, committed by the write step, owned by nobody
+            staged = con.execute(
+                "SELECT count(*) FROM focus.cost_rows WHERE ProviderName = 'Google Cloud'"
+                " AND x_DeliveryId NOT IN (SELECT delivery_id FROM meta.slices)"
+            ).fetchone()
+        # the killed loads again, and a restatement of another slice, loaded at the same time
+        restate_october(home, Decimal("100"))
+        run_pipeline(home)
+        with dagster_instance(home) as instance:
+            records = instance.get_run_records(
+                RunsFilter(job_name="focus_ingestion", statuses=[DagsterRunStatus.SUCCESS])
+            )
+            runs = [(r.dagster_run.tags["dagster/partition"], r.start_time, r.end_time) for r in records]
+        yield LakeRun(home, reference, s3_url, str(killed.value), visible, int(staged[0]), runs)  # type: ignore[index,arg-type]
+
+
+def _read_in_new_process(home: Path, query: str) -> list[tuple[object, ...]]:
+    """``query`` on the lake, read-only, by a fresh Python process (nothing of this one's session shared)."""
+    script = (
+        "import json, sys; from pathlib import Path; from gpuledger.warehouse.home import connect_warehouse;"
+        " con = connect_warehouse(Path(sys.argv[1]), read_only=True);"
+        " print(json.dumps(con.execute(sys.argv[2]).fetchall(), default=str))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(home), query], check=True, capture_output=True,
+        text=True,
+    )  # fmt: skip
+    return [tuple(row) for row in json.loads(done.stdout)]
+
+
+def test_a_killed_worker_fails_its_partition_alone_and_none_of_its_rows_are_visible(lake_run: LakeRun) -> None:
+    assert "worker process died (exit code -9)" in lake_run.killed
+    assert lake_run.staged_after_kill > 0  # it had staged rows ...
+    sources = dict(lake_run.visible_after_kill)
+    assert KILLED_SOURCE not in sources  # ... that no reader saw
+    assert len(sources) == 4 and all(count >= 2 for count in sources.values())  # the other workers' slices are in
+
+
+def test_two_ingestion_workers_loaded_at_the_same_time(lake_run: LakeRun) -> None:
+    runs = sorted(lake_run.ingestion_runs, key=lambda r: r[1])
+    assert len(runs) == 9  # 6 of 8 partitions, then the 2 killed ones again and the restated one
+    overlapping = [(a[0], b[0]) for a, b in itertools.pairwise(runs) if b[1] < a[2]]
+    assert len(overlapping) >= 3, runs
+
+
+def test_every_slice_is_owned_by_its_newest_delivery_and_reconciles_exactly(lake_run: LakeRun) -> None:
+    owners = _read_in_new_process(
+        lake_run.home,
+        "SELECT s.source_name, strftime(s.billing_period_start, '%Y-%m'), s.delivery_id, (SELECT count(*) FROM"
+        " meta.deliveries AS n WHERE n.source_name = s.source_name AND n.billing_period = strftime("
+        " s.billing_period_start, '%Y-%m') AND n.version_time > d.version_time) FROM meta.slices AS s"
+        " JOIN meta.deliveries AS d USING (delivery_id) ORDER BY ALL",
+    )
+    assert len(owners) == 10 and all(newer == 0 for *_, newer in owners), owners  # 5 sources x 2 months
+    restated = [d for source, month, d, _ in owners if (source, month) == ("helios-azure-mca", "2026-10")]
+    assert len(restated) == 1 and "00000000-0000-0000-0000-000000000001" in str(restated[0])  # the restatement's run
+    with closing(connect_warehouse(lake_run.home, read_only=True)) as con:
+        deliveries = {row[2] for row in owners}
+        assert {d: source_mismatches(con, str(d)) for d in deliveries} == {d: () for d in deliveries}
+
+
+def test_analysts_get_what_a_sequential_run_on_the_file_warehouse_published(lake_run: LakeRun) -> None:
+    assert_published_equal(lake_run.home / ANALYST_FILE, lake_run.reference)
+
+
+def test_the_analyst_file_of_a_lake_opens_with_duckdb_1_4(lake_run: LakeRun) -> None:
+    opened = subprocess.run(
+        [str(DUCKDB_1_4), "-c", "import duckdb, sys; con = duckdb.connect(sys.argv[1], read_only=True);"
+         " print(duckdb.__version__, con.execute('SELECT count(*) FROM focus.costs').fetchone()[0])",
+         str(lake_run.home / ANALYST_FILE)],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    version, rows = opened.stdout.split()
+    assert version.startswith("1.4.") and int(rows) > 30_000
+
+
+def test_the_vacuum_leaves_no_unowned_rows_nor_orphaned_files(lake_run: LakeRun) -> None:
+    with closing(open_warehouse(lake_run.home)) as con:
+        before = con.execute("SELECT count(*) FROM focus.cost_rows").fetchone()[0]  # type: ignore[index]
+        removed = vacuum(con, lease=dt.timedelta(0))
+        vacuum(con, lease=dt.timedelta(0))  # the files its compaction replaced are older than the lease now
+        unowned = con.execute(
+            "SELECT count(*) FROM focus.cost_rows AS c WHERE NOT EXISTS (SELECT 1 FROM meta.slices AS s"
+            " WHERE s.delivery_id = c.x_DeliveryId AND s.billing_account_id = c.BillingAccountId"
+            " AND s.billing_period_start = c.BillingPeriodStart)"
+        ).fetchone()[0]  # type: ignore[index]
+        after = con.execute("SELECT count(*) FROM focus.cost_rows").fetchone()[0]  # type: ignore[index]
+        visible = con.execute("SELECT count(*) FROM focus.costs").fetchone()[0]  # type: ignore[index]
+        referenced = {
+            str(path).removeprefix(f"s3://{BUCKET}/")
+            for files in con.execute(
+                "SELECT data_file, delete_file FROM ducklake_list_files('warehouse', 'cost_rows', schema => 'focus')"
+            ).fetchall()
+            for path in files
+            if path
+        }
+    assert removed.rows == before - after > 0 and unowned == 0 and after == visible
+    stored = {key for key in s3_keys(lake_run.s3_url, BUCKET) if "/focus/cost_rows/" in key}
+    assert stored == referenced
