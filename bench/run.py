@@ -76,7 +76,7 @@ def main() -> int:
     if args.phase is None:
         # a child's peak RSS starts at its parent's RSS when it forks: generating here would inflate both phases
         _run_phase("generate", args)
-    delivery = _export(args.data_dir, args.rows, args.format)
+    delivery = generated_export(args.data_dir, args.rows, args.format)
     if args.phase == "generate":
         return 0
     if args.phase == "normalize":
@@ -105,7 +105,7 @@ def main() -> int:
     return 0
 
 
-def _export(data_dir: Path, rows: int, fmt: str) -> Delivery:
+def generated_export(data_dir: Path, rows: int, fmt: str) -> Delivery:
     """The N-row export's delivery, as discovered in its folder; generated first unless already there."""
     folder = generated_once(data_dir / f"{fmt}-{rows}", lambda f: _WRITERS[fmt](f, rows, fmt), f"{rows} rows of {fmt}")
     deliveries = _deliveries(folder, FORMATS[fmt])
