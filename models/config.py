@@ -5,6 +5,7 @@ Holds no secrets: credentials come only from the providers' standard credential 
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -282,9 +283,8 @@ def _read_toml(path: Path) -> dict[str, object]:
 def load_warehouse_config(home: Path) -> WarehouseConfig:
     """``[warehouse]`` of ``<home>/gpuledger.toml`` alone (every command opening the warehouse reads it)."""
     path = home / CONFIG_FILE
-    if not path.exists():
-        return WarehouseConfig()
-    return _warehouse(path, home, _read_toml(path).get("warehouse", {}))
+    table = _read_toml(path).get("warehouse", {}) if path.exists() else {}
+    return _warehouse(path, home, table)
 
 
 def load_config(home: Path) -> Config:
@@ -338,9 +338,15 @@ _WAREHOUSE_KEYS = ("catalog", "data_path", "s3_endpoint_url", "s3_region")
 _MAX_WORKERS = 64
 
 
+WAREHOUSE_ENVIRONMENT = {"catalog": "GPULEDGER_WAREHOUSE_CATALOG", "data_path": "GPULEDGER_WAREHOUSE_DATA_PATH"}
+"""Where ``[warehouse]`` does not say, these environment variables give ``catalog`` and ``data_path`` (containers
+are configured by their environment)."""
+
+
 def _warehouse(path: Path, home: Path, table: object) -> WarehouseConfig:
     if not isinstance(table, dict):
         raise InputError(path, "[warehouse] must be a table", column="warehouse")
+    table = {key: os.environ[name] for key, name in WAREHOUSE_ENVIRONMENT.items() if os.environ.get(name)} | table
     unknown = sorted(set(table) - {*_WAREHOUSE_KEYS, "workers"})
     if unknown:
         raise InputError(path, f"[warehouse]: unknown key(s) {unknown}", column=f"warehouse.{unknown[0]}")

@@ -45,6 +45,8 @@ def connect_lake(lake: WarehouseConfig, scratch: Path, config: dict[str, str], *
         f"DATA_PATH {quote_literal(lake.data_path)}",
         # small inserts stay out of the catalog: deletes of inlined rows are where DuckLake has open defects
         "DATA_INLINING_ROW_LIMIT 0",
+        # a folder moves with its home (the catalog stores the path it was made with); a bucket never does
+        *(["OVERRIDE_DATA_PATH true"] if "://" not in lake.data_path else []),
         *(["READ_ONLY"] if read_only else []),
     ]
     # ATTACH takes no parameters: the catalog and path go through the quoting helper

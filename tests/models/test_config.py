@@ -128,3 +128,13 @@ def test_warehouse_mistakes_name_the_key(home, table, column):
     with pytest.raises(InputError) as error:
         load_warehouse_config(home)
     assert error.value.column == column
+
+
+def test_the_environment_names_the_lake_where_the_file_does_not(home, monkeypatch):
+    monkeypatch.setenv("GPULEDGER_WAREHOUSE_CATALOG", "ducklake:lake/catalog.ducklake")
+    monkeypatch.setenv("GPULEDGER_WAREHOUSE_DATA_PATH", "s3://env-bucket/lake/")
+    assert load_warehouse_config(home) == WarehouseConfig(
+        catalog=f"ducklake:{home}/lake/catalog.ducklake", data_path="s3://env-bucket/lake/"
+    )
+    (home / "gpuledger.toml").write_text('[warehouse]\ndata_path = "files"\n', encoding="utf-8")  # the file wins
+    assert load_warehouse_config(home).data_path == f"{home}/files"

@@ -62,3 +62,13 @@ def test_the_lake_extensions_load_from_their_pinned_packages():
             " ('ducklake', 'postgres_scanner', 'httpfs', 'aws') ORDER BY 1"
         ).fetchall()
     assert loaded == [("aws",), ("ducklake",), ("httpfs",), ("postgres_scanner",)]
+
+
+def test_a_home_with_a_local_lake_can_be_moved(tmp_path):
+    export = write_csv(tmp_path / "exports" / "coreweave.csv", coreweave_rows())
+    with closing(open_warehouse(local_lake(tmp_path / "before"))) as con:
+        load_delivery(con, Delivery("focus", (export,)))
+        rows = focus_rows_below(con, tmp_path / "exports")
+    (tmp_path / "before").rename(tmp_path / "after")
+    with closing(connect_warehouse(tmp_path / "after", read_only=True)) as con:
+        assert focus_rows_below(con, tmp_path / "exports") == rows
