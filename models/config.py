@@ -260,6 +260,17 @@ class WarehouseConfig:
     def is_lake(self) -> bool:
         return self.catalog is not None
 
+    @property
+    def catalog_file(self) -> Path | None:
+        """The DuckDB file of a file catalog; None for a catalog on a database server, or no lake."""
+        target = _catalog_file(self.catalog) if self.catalog else None
+        return Path(target) if target else None
+
+    @property
+    def data_folder(self) -> Path | None:
+        """The local folder of the data files; None on object storage, or no lake."""
+        return Path(self.data_path) if self.data_path and not _is_url(self.data_path) else None
+
 
 @dataclass(frozen=True)
 class Config:
@@ -372,22 +383,26 @@ def _warehouse(path: Path, home: Path, table: object) -> WarehouseConfig:
         raise InputError(
             path, "[warehouse] s3_endpoint_url must be http(s)://host:port", column="warehouse.s3_endpoint_url"
         )
-    local = not data_path.startswith(("s3://", "gs://", "az://", "abfss://"))
+    file = _catalog_file(catalog)
     return WarehouseConfig(
-        catalog=_local_catalog(catalog, home),
-        data_path=str(home / data_path) if local else data_path,
+        catalog=f"ducklake:{home / file}" if file else catalog,
+        data_path=data_path if _is_url(data_path) else str(home / data_path),
         s3_endpoint_url=endpoint if isinstance(endpoint, str) else None,
         s3_region=str(table["s3_region"]) if "s3_region" in table else None,
         workers=workers,
     )
 
 
-def _local_catalog(catalog: str, home: Path) -> str:
-    """A DuckDB-file catalog's path relative to the home; a Postgres (or other) catalog as written."""
+def _catalog_file(catalog: str) -> str | None:
+    """The path of a DuckDB-file catalog (``ducklake:<path>``, relative to the home as written); None for a catalog on
+    a database server (``ducklake:postgres:...``, ``sqlite:``, ``mysql:``)."""
     target = catalog.removeprefix("ducklake:")
-    if ":" in target:  # postgres:..., sqlite:..., mysql:...
-        return catalog
-    return f"ducklake:{home / target}"
+    return None if ":" in target else target
+
+
+def _is_url(location: str) -> bool:
+    """Object storage (``s3://...``) rather than a folder."""
+    return "://" in location
 
 
 def _names(path: Path, where: str, value: object, column: str) -> tuple[str, ...]:

@@ -191,8 +191,7 @@ class _StaleJobs:
         """Whether ``job`` must run for ``partition``: no successful run read the inputs ``inputs_now`` (its
         fingerprint now); says so when it is skipped."""
         if previous := last_success(self.instance, job, inputs_now):
-            what = _STAGES[job].format(month=partition[0], provider=partition[1])
-            print(f"{what}: inputs unchanged since run {previous[:8]}, skipped", flush=True)
+            print(f"{_stage(job, partition)}: inputs unchanged since run {previous[:8]}, skipped", flush=True)
             self.skipped.append(partition)
             return False
         return True
@@ -205,7 +204,7 @@ class _StaleJobs:
         inputs: Callable[[], str | None],
     ) -> None:
         """Run ``job``'s partition in this process; ``inputs`` computes its fingerprint again once it is done."""
-        what = _STAGES[job].format(month=partition[0], provider=partition[1])
+        what = _stage(job, partition)
         _starting(what)
         result = _execute(self.instance, self.definitions, job, key, what, self.home)
         self._done(partition, result.run_id, inputs())
@@ -215,8 +214,8 @@ class _StaleJobs:
     ) -> None:
         """Load the ingestion ``partitions`` in ``workers`` processes at once (a lake takes many writers); returns
         once every one has ended, the first failure raised then: what follows never starts before all are in."""
-        for month, provider in partitions:
-            _starting(_STAGES["focus_ingestion"].format(month=month, provider=provider))
+        for partition in partitions:
+            _starting(_stage("focus_ingestion", partition))
         with ThreadPoolExecutor(max_workers=workers) as pool:  # each thread waits on one worker process
             outcomes = list(pool.map(lambda p: _ingest_in_process(self.home, *p), partitions))
         for partition, (run_id, failure) in zip(partitions, outcomes, strict=True):
@@ -249,14 +248,14 @@ def _ingest_in_process(home: Path, month: str, provider: str) -> WorkerOutcome:
         outcome: WorkerOutcome = receive.recv()
     except EOFError:  # the worker died before it answered: its run's events are in the instance
         worker.join()
-        what = _STAGES["focus_ingestion"].format(month=month, provider=provider)
+        what = _stage("focus_ingestion", (month, provider))
         return "", (f"its worker process died (exit code {worker.exitcode})", what, str(dagster_home(home)))
     worker.join()
     return outcome
 
 
 def _ingest_in_worker(home: str, month: str, provider: str, send: Connection) -> None:
-    what = _STAGES["focus_ingestion"].format(month=month, provider=provider)
+    what = _stage("focus_ingestion", (month, provider))
     key = ingestion_partition_key(month, provider)
     with dagster_instance(Path(home)) as instance:
         try:
@@ -271,6 +270,11 @@ _STAGES = {
     "monthly_allocation": "splitting {month}",
     "publishing": "publishing",
 }
+
+
+def _stage(job: str, partition: tuple[str, str]) -> str:
+    """What ``job`` does for ``partition`` (month, provider), as the run's lines say it."""
+    return _STAGES[job].format(month=partition[0], provider=partition[1])
 
 
 def close_month(home: Path, month: str) -> Report:

@@ -46,7 +46,7 @@ def connect_lake(lake: WarehouseConfig, scratch: Path, config: dict[str, str], *
         # small inserts stay out of the catalog: deletes of inlined rows are where DuckLake has open defects
         "DATA_INLINING_ROW_LIMIT 0",
         # a folder moves with its home (the catalog stores the path it was made with); a bucket never does
-        *(["OVERRIDE_DATA_PATH true"] if "://" not in lake.data_path else []),
+        *(["OVERRIDE_DATA_PATH true"] if lake.data_folder else []),
         *(["READ_ONLY"] if read_only else []),
     ]
     # ATTACH takes no parameters: the catalog and path go through the quoting helper
@@ -63,11 +63,10 @@ def is_lake(con: duckdb.DuckDBPyConnection) -> bool:
 
 def _make_local_folders(lake: WarehouseConfig) -> None:
     """A DuckDB-file catalog's folder and a local data path exist before the first attach."""
-    target = str(lake.catalog).removeprefix("ducklake:")
-    if ":" not in target:
-        Path(target).parent.mkdir(parents=True, exist_ok=True)
-    if "://" not in str(lake.data_path):
-        Path(str(lake.data_path)).mkdir(parents=True, exist_ok=True)
+    if lake.catalog_file:
+        lake.catalog_file.parent.mkdir(parents=True, exist_ok=True)
+    if lake.data_folder:
+        lake.data_folder.mkdir(parents=True, exist_ok=True)
 
 
 def required_extensions(lake: WarehouseConfig) -> list[str]:
