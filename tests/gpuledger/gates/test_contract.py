@@ -292,9 +292,10 @@ def test_a_delivery_counting_a_line_item_twice_is_refused(demo_copy, capsys, cha
 # 5. An older delivery never replaces a newer one.
 
 
-def test_an_older_azure_run_imported_by_hand_is_refused(demo_copy, capsys, tmp_path):
+def _older_azure_november_run(home: Path, tmp_path: Path) -> Path:
+    """The Azure exports with only the older of November's two runs left."""
     older = tmp_path / "helios-mca"
-    shutil.copytree(demo_copy / AZURE, older)
+    shutil.copytree(home / AZURE, older)
     for export in ("helios-actual-cost", "helios-amortized-cost"):
         runs = sorted(
             (older / export / "20261101-20261130").iterdir(),
@@ -302,12 +303,32 @@ def test_an_older_azure_run_imported_by_hand_is_refused(demo_copy, capsys, tmp_p
         )
         shutil.rmtree(runs[-1])  # only the older run of November is left
         shutil.rmtree(older / export / "20261001-20261031")
+    return older
+
+
+def test_an_older_azure_run_imported_by_hand_is_refused(demo_copy, capsys, tmp_path):
+    older = _older_azure_november_run(demo_copy, tmp_path)
     before = _loaded(demo_copy)
     code, _, err = _cli(
         capsys, "import", older, "--home", demo_copy, "--format", "azure-cost-details", "--source", "helios-azure-mca"
     )
     assert code == 1
     assert "is older than the loaded delivery" in _one_line_error(err)
+    assert _loaded(demo_copy) == before
+
+
+def test_an_older_run_whose_check_passed_before_the_newer_one_published_never_takes_the_slice(
+    demo_copy, capsys, tmp_path, monkeypatch
+):
+    """Two loads of one slice at once (workers on a lake): each checked the owner before the other published, and
+    the older one publishes last. The newer version stays the owner."""
+    older = _older_azure_november_run(demo_copy, tmp_path)
+    before = _loaded(demo_copy)
+    monkeypatch.setattr("gpuledger.gates.load.refuse_foreign_slices", lambda *args: None)  # its check ran earlier
+    code, _, err = _cli(
+        capsys, "import", older, "--home", demo_copy, "--format", "azure-cost-details", "--source", "helios-azure-mca"
+    )
+    assert code == 0, err
     assert _loaded(demo_copy) == before
 
 
