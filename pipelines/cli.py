@@ -535,6 +535,7 @@ def _sync(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     from gpuledger.gates.freshness import STALE_AFTER_HOURS
     from gpuledger.publish.snapshot import ANALYST_FILE, last_attempt
+    from gpuledger.warehouse.lake import attach_statements
     from models.landing import read_ledger
     from pipelines.runner import last_run
 
@@ -630,6 +631,10 @@ def _status(args: argparse.Namespace) -> int:
         print("\nnot published yet")
         return status
     print(f"\nlast published: {attempt['published_at'] or 'never'} -> {analyst} ({attempt['published_rows']} rows)")
+    lake = load_warehouse_config(home)
+    if attempt.get("lake_snapshot") is not None and lake.is_lake:
+        print("  the same tables, exact, on the lake as published (DuckDB 1.5, read-only):")
+        print("\n".join(f"  {sql};" for sql in attach_statements(lake, int(attempt["lake_snapshot"]))))
     failed = [str(check) for check in attempt["failed_checks"]]
     if failed:
         print(f"last attempt {attempt['attempted_at']} was refused; failed checks:")

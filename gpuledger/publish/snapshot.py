@@ -34,8 +34,9 @@ from connectors.ledger import write_atomically
 from gpuledger.advice.advise import published_advice_tables
 from gpuledger.gates.verdicts import publish_blockers
 from gpuledger.publish import focus_1_3
-from gpuledger.warehouse.database import create_billing_month
+from gpuledger.warehouse.database import create_billing_month, transaction
 from gpuledger.warehouse.failpoints import failpoint
+from gpuledger.warehouse.lake import read_snapshot
 from gpuledger.warehouse.sqlfiles import load_sql, quote_ident, quote_literal, sql_files
 from models.errors import GpuledgerError
 from models.gpu_catalog import GPU_INSTANCE_TYPES, GPU_MODELS
@@ -82,6 +83,11 @@ runs (docs/decisions/0018); tests open it with DuckDB 1.4."""
 class PublishRefused(GpuledgerError):
     """A check failed: nothing was published and the analysts keep the previous file."""
 
+    def __init__(self, message: str, failed_checks: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.failed_checks = failed_checks or []
+        """The warehouse's failed checks (recorded for ``gpuledger status``); empty when the copy was wrong."""
+
 
 @dataclass(frozen=True)
 class PublishResult:
@@ -90,14 +96,12 @@ class PublishResult:
     tables: dict[str, int]
     """Rows per published table."""
     published_at: datetime
+    lake_snapshot: int | None
+    """The lake snapshot the analyst file was copied from, which analysts may attach read-only; None on a file."""
 
 
 def publish(con: duckdb.DuckDBPyConnection, home: Path) -> PublishResult:
     """Rebuild ``<home>/analyst.duckdb`` from the warehouse ``con`` and swap it in, or refuse and change nothing."""
-    blockers = publish_blockers(con)
-    if blockers:
-        _record_attempt(home, blockers=blockers)
-        raise PublishRefused("not published, checks failed: " + "; ".join(blockers))
     _remove_leftovers(home)
     target = home / ANALYST_FILE
     temp = home / f"{_TEMP_PREFIX}{uuid.uuid4().hex}.duckdb"
@@ -106,14 +110,17 @@ def publish(con: duckdb.DuckDBPyConnection, home: Path) -> PublishResult:
         f"ATTACH {quote_literal(str(temp))} AS analyst (STORAGE_VERSION {quote_literal(ANALYST_STORAGE_VERSION)})"
     )
     try:
-        tables = _build(con, warehouse)
-        mismatches = _compare(con, warehouse)
-        if mismatches:
-            raise PublishRefused("not published, the copy differs from the warehouse: " + "; ".join(mismatches))
-        con.execute("CHECKPOINT analyst")
-    finally:
-        con.execute(f"USE {quote_ident(warehouse)}")
-        con.execute("DETACH DATABASE IF EXISTS analyst")
+        try:
+            snapshot, tables = _checked_copy(con, warehouse)
+            con.execute("CHECKPOINT analyst")
+        finally:
+            con.execute(f"USE {quote_ident(warehouse)}")
+            con.execute("DETACH DATABASE IF EXISTS analyst")
+    except PublishRefused as refused:
+        _remove_leftovers(home)  # the refused copy
+        if refused.failed_checks:
+            _record_attempt(home, blockers=refused.failed_checks)
+        raise
     failpoint("publish:before-swap")
     _fsync(temp)
     os.replace(temp, target)
@@ -122,11 +129,27 @@ def publish(con: duckdb.DuckDBPyConnection, home: Path) -> PublishResult:
     parquet = _export_parquet(con, home)
     published_at = datetime.now(UTC)
     con.execute(
-        "INSERT INTO meta.publishes VALUES ($at, $path, $rows)",
-        {"at": published_at, "path": str(target), "rows": sum(tables.values())},
+        "INSERT INTO meta.publishes BY NAME SELECT $at AS published_at, $path AS path, $rows AS published_rows,"
+        " $snapshot AS lake_snapshot",
+        {"at": published_at, "path": str(target), "rows": sum(tables.values()), "snapshot": snapshot},
     )
-    _record_attempt(home, published_at=published_at, rows=sum(tables.values()))
-    return PublishResult(target, parquet, tables, published_at)
+    _record_attempt(home, published_at=published_at, rows=sum(tables.values()), snapshot=snapshot)
+    return PublishResult(target, parquet, tables, published_at, snapshot)
+
+
+def _checked_copy(con: duckdb.DuckDBPyConnection, warehouse: str) -> tuple[int | None, dict[str, int]]:
+    """The checks, the copy into ``analyst`` and its comparison, all reading one snapshot of the warehouse (on a
+    lake, loads that commit meanwhile are not in it); the lake snapshot read (None on a file) and rows per table."""
+    with transaction(con):
+        snapshot = read_snapshot(con)
+        blockers = publish_blockers(con)
+        if blockers:
+            raise PublishRefused("not published, checks failed: " + "; ".join(blockers), failed_checks=blockers)
+        tables = _build(con, warehouse)
+        mismatches = _compare(con, warehouse)
+        if mismatches:
+            raise PublishRefused("not published, the copy differs from the warehouse: " + "; ".join(mismatches))
+    return snapshot, tables
 
 
 def last_attempt(home: Path) -> dict[str, Any] | None:
@@ -136,13 +159,14 @@ def last_attempt(home: Path) -> dict[str, Any] | None:
 
 
 def _record_attempt(home: Path, *, blockers: list[str] | None = None, published_at: datetime | None = None,
-                    rows: int | None = None) -> None:  # fmt: skip
+                    rows: int | None = None, snapshot: int | None = None) -> None:  # fmt: skip
     previous = last_attempt(home) or {}
     status = {
         "attempted_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "failed_checks": blockers or [],
         "published_at": published_at.isoformat(timespec="seconds") if published_at else previous.get("published_at"),
         "published_rows": rows if rows is not None else previous.get("published_rows"),
+        "lake_snapshot": snapshot if published_at else previous.get("lake_snapshot"),
     }
     write_atomically(home / STATUS_FILE, json.dumps(status, indent=2).encode())
 

@@ -156,6 +156,8 @@ def _migrate(con: duckdb.DuckDBPyConnection, references: Sequence[RefTable]) -> 
         con.execute(f"ALTER TABLE focus.cost_rows ADD COLUMN IF NOT EXISTS {quote_ident(name)} {sql_type}")
     # Statements issued before their data was stored gain the column (NULL: such a version cannot be rendered).
     con.execute("ALTER TABLE chargeback.statements ADD COLUMN IF NOT EXISTS data VARCHAR")
+    # Publishes before the lake recorded no snapshot.
+    con.execute("ALTER TABLE meta.publishes ADD COLUMN IF NOT EXISTS lake_snapshot BIGINT")
     _ensure_delivery_contract_columns(con)
     for superseded in ("ref.aws_units", "ref.azure_units", "ref.gcp_units"):  # one table per provider before
         con.execute(f"DROP TABLE IF EXISTS {superseded}")

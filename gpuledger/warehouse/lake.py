@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import duckdb
 
-from gpuledger.warehouse.sqlfiles import quote_literal
+from gpuledger.warehouse.sqlfiles import quote_ident, quote_literal
 from models.config import WarehouseConfig
 from models.errors import GpuledgerError
 
@@ -39,7 +39,7 @@ def connect_lake(lake: WarehouseConfig, scratch: Path, config: dict[str, str], *
     con = duckdb.connect(config={**config, "temp_directory": str(spill), "autoinstall_known_extensions": "false"})
     for extension in required_extensions(lake):
         load_extension(con, extension)
-    if lake.data_path.startswith("s3://"):
+    if _on_s3(lake):
         _create_s3_secret(con, lake)
     options = [
         f"DATA_PATH {quote_literal(lake.data_path)}",
@@ -61,6 +61,26 @@ def is_lake(con: duckdb.DuckDBPyConnection) -> bool:
     return bool(row and row[0] == "ducklake")
 
 
+def read_snapshot(con: duckdb.DuckDBPyConnection) -> int | None:
+    """The lake snapshot ``con`` reads: inside a transaction, the one it began on, whatever commits meanwhile
+    (None on a DuckDB file)."""
+    if not is_lake(con):
+        return None
+    # table functions take constants: the catalog name is this module's
+    row = con.execute(f"SELECT id FROM ducklake_current_snapshot({quote_literal(LAKE_CATALOG)})").fetchone()  # noqa: S608
+    return int(row[0]) if row else None
+
+
+def attach_statements(lake: WarehouseConfig, snapshot: int, alias: str = "gpuledger") -> list[str]:
+    """The SQL an analyst runs (DuckDB 1.5, which loads the ducklake extension itself) to read the lake read-only
+    as it was at ``snapshot``: the credentials of a bucket from the AWS chain, then the catalog (which carries no
+    password, models.config, and knows its data path)."""
+    assert lake.catalog is not None  # only a lake publishes snapshots
+    secret = [f"CREATE SECRET gpuledger_lake ({', '.join(_s3_secret_options(lake))})"] if _on_s3(lake) else []
+    attach = f"ATTACH {quote_literal(lake.catalog)} AS {quote_ident(alias)} (READ_ONLY, SNAPSHOT_VERSION {snapshot})"
+    return [*secret, attach]
+
+
 def _make_local_folders(lake: WarehouseConfig) -> None:
     """A DuckDB-file catalog's folder and a local data path exist before the first attach."""
     if lake.catalog_file:
@@ -74,7 +94,7 @@ def required_extensions(lake: WarehouseConfig) -> list[str]:
     needed = ["ducklake"]
     if (lake.catalog or "").startswith("ducklake:postgres:"):
         needed.append("postgres_scanner")
-    if (lake.data_path or "").startswith("s3://"):
+    if _on_s3(lake):
         needed += ["httpfs", "aws"]
     return needed
 
@@ -94,8 +114,12 @@ def load_extension(con: duckdb.DuckDBPyConnection, name: str) -> None:
     con.execute(f"LOAD {quote_literal(str(path))}")
 
 
-def _create_s3_secret(con: duckdb.DuckDBPyConnection, lake: WarehouseConfig) -> None:
-    """Credentials for the data path from the AWS chain (environment, profile, instance role): none in files."""
+def _on_s3(lake: WarehouseConfig) -> bool:
+    return (lake.data_path or "").startswith("s3://")
+
+
+def _s3_secret_options(lake: WarehouseConfig) -> list[str]:
+    """A DuckDB S3 secret for the data path from the AWS chain (environment, profile, instance role): none in files."""
     options = ["TYPE s3", "PROVIDER credential_chain", f"SCOPE {quote_literal(str(lake.data_path))}"]
     region = lake.s3_region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
     if region:
@@ -107,8 +131,12 @@ def _create_s3_secret(con: duckdb.DuckDBPyConnection, lake: WarehouseConfig) -> 
             "URL_STYLE 'path'",
             f"USE_SSL {str(endpoint.scheme == 'https').lower()}",
         ]
+    return options
+
+
+def _create_s3_secret(con: duckdb.DuckDBPyConnection, lake: WarehouseConfig) -> None:
     try:
-        con.execute(f"CREATE OR REPLACE SECRET gpuledger_lake ({', '.join(options)})")
+        con.execute(f"CREATE OR REPLACE SECRET gpuledger_lake ({', '.join(_s3_secret_options(lake))})")
     except duckdb.Error as exc:
         raise GpuledgerError(
             f"no AWS credentials for the lake's data path {lake.data_path} (environment, profile or instance role):"

@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
+import duckdb
 import pytest
 from dagster import DagsterRunStatus, RunsFilter
 
 from gpuledger.gates.vacuum import vacuum
 from gpuledger.gates.verdicts import source_mismatches
-from gpuledger.publish.snapshot import ANALYST_FILE
+from gpuledger.publish.snapshot import ANALYST_FILE, STATUS_FILE
 from gpuledger.warehouse.failpoints import FAILPOINT_ENV
 from gpuledger.warehouse.home import connect_warehouse, open_warehouse
 from gpuledger_demo.setup import write_demo_home
@@ -191,3 +192,42 @@ def test_the_vacuum_leaves_no_unowned_rows_nor_orphaned_files(lake_run: LakeRun)
     assert removed.rows == before - after > 0 and unowned == 0 and after == visible
     stored = {key for key in s3_keys(lake_run.s3_url, BUCKET) if "/focus/cost_rows/" in key}
     assert stored == referenced
+
+
+def test_analysts_attach_the_published_lake_snapshot_read_only_after_the_vacuum(lake_run: LakeRun) -> None:
+    with closing(open_warehouse(lake_run.home)) as con:
+        vacuum(con, lease=dt.timedelta(0))  # expires every snapshot older than now but the published one
+        published = con.execute(
+            "SELECT lake_snapshot FROM meta.publishes ORDER BY published_at DESC LIMIT 1"
+        ).fetchone()
+        newest = con.execute("SELECT max(snapshot_id) FROM ducklake_snapshots('warehouse')").fetchone()
+    snapshot = json.loads((lake_run.home / STATUS_FILE).read_text(encoding="utf-8"))["lake_snapshot"]
+    assert published == (snapshot,) and newest is not None and newest[0] > snapshot  # the lake moved on since
+    status = subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", "status", "--home", str(lake_run.home)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    statements = [
+        line.strip().rstrip(";") for line in status.stdout.splitlines() if line.startswith(("  ATTACH", "  CREATE"))
+    ]
+    assert len(statements) == 2 and statements[0].startswith("CREATE SECRET")  # the bucket's credentials: the chain's
+    assert statements[1].endswith(f"(READ_ONLY, SNAPSHOT_VERSION {snapshot})")
+    # an analyst's own DuckDB session (extensions from the packages: no network here): the printed statements
+    script = (
+        "import json, sys, duckdb; from gpuledger.warehouse.lake import load_extension;"
+        " con = duckdb.connect(); [load_extension(con, e) for e in ('ducklake', 'postgres_scanner', 'httpfs', 'aws')];"
+        " [con.execute(sql) for sql in json.loads(sys.argv[1])];"
+        " rows = {t: con.execute(f'SELECT * FROM gpuledger.{t} ORDER BY ALL').fetchall() for t in sys.argv[2:]};"
+        " print(json.dumps(rows, default=str))"
+    )
+    tables = ["showback.team_month", "chargeback.statements", "meta.slices"]
+    read = subprocess.run(
+        [sys.executable, "-c", script, json.dumps(statements), *tables], check=True, capture_output=True, text=True
+    )  # fmt: skip
+    on_lake = json.loads(read.stdout)
+    with duckdb.connect(str(lake_run.home / ANALYST_FILE), read_only=True) as analyst:
+        in_file = {t: analyst.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in tables[:2]}
+    assert on_lake["showback.team_month"] and all(
+        on_lake[t] == json.loads(json.dumps(rows, default=str)) for t, rows in in_file.items()
+    )
+    assert len(on_lake["meta.slices"]) == 10
