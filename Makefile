@@ -33,8 +33,13 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 
+# Then the suites that must hold on both warehouse backends again, every test home on a DuckLake of its own
+# (tests/conftest.py --warehouse=lake): crash safety, the analyst never blocked, reconciliation, publish, reports.
+LAKE_SUITES := tests/end_to_end/test_crash_safety.py tests/end_to_end/test_demo.py tests/gpuledger/publish \
+	tests/gpuledger/reports tests/gpuledger/chargeback tests/gpuledger/gates/test_load.py tests/gpuledger/gates/test_vacuum.py
 test: install install-validator install-prometheus install-azurite install-pdf install-duckdb-1.4 install-postgres lint
 	$(BIN)/pytest
+	$(BIN)/pytest --warehouse=lake $(LAKE_SUITES)
 
 # A DuckDB 1.4 client, pinned and hashed, for the test that analysts' 1.4 clients open the published file
 # (docs/decisions/0018); its own venv, the project runs DuckDB 1.5.

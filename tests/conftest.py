@@ -15,6 +15,7 @@ import pytest
 from gpuledger.chargeback.months import NOW_ENV
 from gpuledger.gates import focus_validator as fv
 from gpuledger.warehouse.home import open_warehouse
+from models.config import WAREHOUSE_ENVIRONMENT
 from models.focus import FOCUS_COLUMN_NAMES
 from pipelines.cli import main
 from tests.fixtures.report_cases import MONTH, Showback
@@ -22,6 +23,29 @@ from tests.fixtures.report_cases import MONTH, Showback
 TEST_NOW = "2026-12-02T03:00:00+00:00"
 """The month lifecycle's clock in tests (subprocesses inherit it): the demo's October is closed, November open."""
 os.environ[NOW_ENV] = TEST_NOW
+
+
+LOCAL_LAKE = {"catalog": "ducklake:lake/catalog.ducklake", "data_path": "lake/data"}
+"""``--warehouse=lake``: every home of the session keeps a DuckLake of its own (a DuckDB-file catalog, data files in a
+folder), through the environment, so the pipeline's subprocesses use it too."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--warehouse",
+        choices=("file", "lake"),
+        default="file",
+        help="the warehouse backend of every home the tests make (default: the DuckDB file)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--warehouse") == "lake":
+        os.environ.update({WAREHOUSE_ENVIRONMENT[key]: value for key, value in LOCAL_LAKE.items()})
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"gpuledger warehouse backend: {config.getoption('--warehouse')}"
 
 
 @pytest.fixture(scope="session")

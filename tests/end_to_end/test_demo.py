@@ -6,13 +6,14 @@ import csv
 import gzip
 import json
 from collections import defaultdict
+from contextlib import closing
 from decimal import Decimal
 from pathlib import Path
 
-import duckdb
 import polars as pl
 
 from gpuledger.gates.focus_validator import run_focus_validator, should_rules
+from gpuledger.warehouse.home import connect_warehouse
 from models.aws_cur import cur1_to_snake
 from pipelines.cli import main
 
@@ -29,13 +30,13 @@ PUBLISHED_TABLES = (
 
 
 def _snapshot(home: Path) -> dict[str, list[tuple[object, ...]]]:
-    with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
+    with closing(connect_warehouse(home, read_only=True)) as con:
         # Table names are this module's constants.
         return {table: con.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall() for table in PUBLISHED_TABLES}
 
 
 def _focus_totals(home: Path) -> Totals:
-    with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
+    with closing(connect_warehouse(home, read_only=True)) as con:
         rows = con.execute(
             "SELECT BillingAccountId, strftime(BillingPeriodStart, '%Y-%m'), BillingCurrency,"
             " sum(BilledCost), sum(EffectiveCost) FROM focus.costs GROUP BY ALL"
@@ -141,7 +142,7 @@ def test_every_slice_reconciles_with_the_source_to_the_cent(demo_home):
 
 
 def test_only_the_newest_manifest_counts_and_unmanifested_data_is_ignored(demo_home):
-    with duckdb.connect(str(demo_home / "warehouse.duckdb"), read_only=True) as con:
+    with closing(connect_warehouse(demo_home, read_only=True)) as con:
         aws_files = con.execute("SELECT DISTINCT x_SourceFile FROM focus.costs WHERE ProviderName = 'AWS'")
         files = {row[0] for row in aws_files.fetchall()}
         months = con.execute("SELECT DISTINCT strftime(BillingPeriodStart, '%Y-%m') FROM focus.costs").fetchall()
@@ -174,7 +175,7 @@ def test_official_validator_reports_no_failed_rule(demo_home, tmp_path):
 
 
 def test_gpu_split_runs_on_every_provider(demo_home):
-    with duckdb.connect(str(demo_home / "warehouse.duckdb"), read_only=True) as con:
+    with closing(connect_warehouse(demo_home, read_only=True)) as con:
         rows = con.execute(
             "SELECT ProviderName, list(DISTINCT category ORDER BY category), list(DISTINCT allocation_basis)"
             " FROM allocation.cost_split WHERE BillingPeriodStart >= TIMESTAMPTZ '2026-10-31 00:00:00+00'"
@@ -201,7 +202,7 @@ def test_demo_ends_with_the_showback_summary_per_team(demo_run):
 
 
 def test_showback_totals_equal_focus_effective_cost_per_month_and_currency(demo_home):
-    with duckdb.connect(str(demo_home / "warehouse.duckdb"), read_only=True) as con:
+    with closing(connect_warehouse(demo_home, read_only=True)) as con:
         focus = con.execute(
             "SELECT CAST(BillingPeriodStart AS DATE), BillingCurrency, sum(EffectiveCost), sum(BilledCost)"
             " FROM focus.costs GROUP BY ALL ORDER BY ALL"

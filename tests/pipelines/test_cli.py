@@ -16,6 +16,7 @@ import duckdb
 import pytest
 
 from gpuledger.warehouse.database import schema_fingerprint
+from gpuledger.warehouse.home import connect_warehouse
 from pipelines.cli import EXIT_BROKEN_PIPE, main
 from tests.fixtures.cur_cases import EXPECTED_BILLED, EXPECTED_EFFECTIVE, PAYER, every_line_item_type, write_cur1_csv
 
@@ -244,7 +245,7 @@ def test_sql_without_the_duckdb_cli_opens_python_with_con(demo_home):
 def test_gpu_instances_without_telemetry_are_warned_of_per_month_and_currency(home, tmp_path, capsys):
     cur = write_cur1_csv(tmp_path / "downloads" / "cur.csv.gz", every_line_item_type())
     assert main(["import", str(cur), "--home", str(home)]) == 0
-    with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
+    with closing(connect_warehouse(home, read_only=True)) as con:
         (instance_cost,) = con.execute(
             "SELECT sum(EffectiveCost) FROM focus.costs WHERE ResourceId = 'i-0abc'"
         ).fetchone()

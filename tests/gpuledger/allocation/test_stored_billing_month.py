@@ -5,8 +5,7 @@ from __future__ import annotations
 from contextlib import closing
 from pathlib import Path
 
-from gpuledger.warehouse.database import WAREHOUSE_FILE, connect
-from gpuledger.warehouse.home import open_warehouse
+from gpuledger.warehouse.home import connect_warehouse, open_warehouse
 
 _MONTHS = (
     "SELECT billing_month, count(*) FILTER (WHERE billing_month IS DISTINCT FROM billing_month(BillingPeriodStart))"
@@ -15,7 +14,7 @@ _MONTHS = (
 
 
 def test_a_warehouse_made_before_the_column_gains_it_filled_by_the_one_rule(demo_copy: Path) -> None:
-    with closing(connect(demo_copy / WAREHOUSE_FILE)) as con:
+    with closing(connect_warehouse(demo_copy)) as con:
         split = con.execute(_MONTHS).fetchall()
         con.execute("ALTER TABLE allocation.cost_split DROP COLUMN billing_month")
         con.execute("DROP TABLE meta.schema_version")  # made by a version before schema fingerprints, too

@@ -11,7 +11,7 @@ import pytest
 
 from gpuledger.gates.checks import FOCUS_1_3_COMMITMENTS, FOCUS_1_3_ROWS, focus_1_3_checks, run_focus_1_3_checks
 from gpuledger.publish.focus_1_3 import Dataset, create_views
-from gpuledger.warehouse.database import WAREHOUSE_FILE, connect
+from gpuledger.warehouse.home import connect_warehouse
 from models.focus_1_3 import CONTRACT_COMMITMENT_1_3, COST_AND_USAGE_1_3
 
 # An allocated row of a job with a commitment, and a plain one, picked by a stable rule.
@@ -44,7 +44,7 @@ COMMITMENT_MUTATIONS = {
 @pytest.fixture
 def con(demo_home: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     """The demo's allocated 1.3 rows and commitments as temp tables the checks read and a test may spoil."""
-    with closing(connect(demo_home / WAREHOUSE_FILE, read_only=True)) as connection:
+    with closing(connect_warehouse(demo_home, read_only=True)) as connection:
         create_views(connection, {Dataset.ALLOCATED_COST_AND_USAGE: "rows_1_3", Dataset.CONTRACT_COMMITMENT: "cc"})
         connection.execute(f"CREATE TEMP TABLE {FOCUS_1_3_ROWS} AS SELECT * FROM rows_1_3")
         connection.execute(f"CREATE TEMP TABLE {FOCUS_1_3_COMMITMENTS} AS SELECT * FROM cc")

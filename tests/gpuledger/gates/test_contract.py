@@ -25,7 +25,7 @@ import pytest
 
 from gpuledger.normalize.focus_passthrough import ADDED_IN
 from gpuledger.publish.snapshot import ANALYST_FILE, PUBLISHED_TABLES
-from gpuledger.warehouse.home import exclusive_run, open_warehouse
+from gpuledger.warehouse.home import connect_warehouse, exclusive_run, open_warehouse
 from models.focus import FOCUS_COLUMN_NAMES
 from pipelines.cli import EXIT_HELD, main
 from tests.conftest import focus_snapshot, validate_warehouse
@@ -693,7 +693,7 @@ def test_strict_ingestion_refuses_what_it_would_repair(demo_copy, capsys, how):
 def test_the_demo_reruns_without_holds_and_its_real_quirks_stay_exact(demo_home):
     """The demo itself (a restated CUR 2.0 month, Azure run twice, a GCP correction appended later) loads without
     a hold or a repair: the contract never gets in the way of clean data."""
-    with duckdb.connect(str(demo_home / "warehouse.duckdb"), read_only=True) as con:
+    with closing(connect_warehouse(demo_home, read_only=True)) as con:
         assert con.execute("SELECT count(*) FROM meta.delivery_holds").fetchone() == (0,)
         assert con.execute("SELECT DISTINCT state FROM meta.deliveries").fetchall() == [("published",)]
         assert con.execute("SELECT count(*) FROM focus.cost_rows WHERE x_SourceChanges IS NOT NULL").fetchone() == (0,)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
+from contextlib import closing
 from decimal import Decimal
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 from gpuledger.gates.checks import run_checks
 from gpuledger.gates.load import load_delivery
 from gpuledger.normalize.detect import detect_format
+from gpuledger.warehouse.home import connect_warehouse
 from models.config import IngestConfig
 from models.delivery import Delivery
 from models.errors import InputError
@@ -547,7 +549,7 @@ def test_the_nightly_run_ingests_a_configured_focus_source(home):
     write_csv(home / "exports" / "neo" / "2026-10" / "part-1.csv", coreweave_rows())
     _configure(home, "focus", "exports/neo")
     assert main(["run", "--home", str(home)]) == 0
-    with duckdb.connect(str(home / "warehouse.duckdb"), read_only=True) as con:
+    with closing(connect_warehouse(home, read_only=True)) as con:
         rows = con.execute("SELECT ProviderName, count(*), sum(BilledCost) FROM focus.costs GROUP BY ALL").fetchall()
         split = con.execute("SELECT sum(BilledCost) FROM allocation.cost_split").fetchone()
     assert rows == [("CoreWeave", 4, total(coreweave_rows(), "BilledCost"))]

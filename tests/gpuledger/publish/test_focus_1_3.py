@@ -16,6 +16,7 @@ import yaml
 
 from gpuledger.publish.focus_1_3 import Dataset
 from gpuledger.publish.snapshot import ANALYST_FILE
+from gpuledger.warehouse.home import connect_warehouse
 from gpuledger.warehouse.sqlfiles import quote_ident
 from models.focus_1_3 import CONTRACT_COMMITMENT_1_3, COST_AND_USAGE_1_3
 from pipelines.cli import main
@@ -191,7 +192,7 @@ def test_export_options_belong_to_1_3(demo_home, tmp_path, capsys):
 
 def test_an_export_the_1_3_checks_refuse_is_not_written(demo_copy, tmp_path, capsys):
     # a tag of the provider's under gpuledger's own key: allocated rows would repeat it in AllocatedTags
-    with closing(duckdb.connect(str(demo_copy / "warehouse.duckdb"))) as warehouse:
+    with closing(connect_warehouse(demo_copy)) as warehouse:
         warehouse.execute(
             'UPDATE focus.cost_rows SET Tags = \'{"gpuledger/team": "vision"}\''
             " WHERE x_SourceLineItemId ="

@@ -11,7 +11,7 @@ import duckdb
 import pytest
 
 from gpuledger.publish.snapshot import ANALYST_FILE, PUBLISHED_TABLES, PublishRefused, publish
-from gpuledger.warehouse.home import open_warehouse
+from gpuledger.warehouse.home import connect_warehouse, open_warehouse
 from pipelines.cli import main
 
 
@@ -31,7 +31,7 @@ def _table_hashes(home: Path) -> dict[str, str]:
 
 
 def test_published_tables_equal_the_warehouse_s(demo_home):
-    with duckdb.connect(str(demo_home / "warehouse.duckdb"), read_only=True) as warehouse:
+    with closing(connect_warehouse(demo_home, read_only=True)) as warehouse:
         expected = {t: warehouse.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in PUBLISHED_TABLES}
         money = warehouse.execute(
             "SELECT BillingCurrency, sum(BilledCost), sum(EffectiveCost) FROM focus.costs GROUP BY ALL ORDER BY ALL"

@@ -7,12 +7,12 @@ from contextlib import closing
 from decimal import Decimal
 
 from gpuledger.chargeback.statement import canonical_json, content_sha256, figures
-from gpuledger.warehouse.database import WAREHOUSE_FILE, connect
+from gpuledger.warehouse.home import connect_warehouse
 from tests.fixtures.report_cases import MONTH, convert
 
 
 def _stored(home):
-    with closing(connect(home / WAREHOUSE_FILE, read_only=True)) as con:
+    with closing(connect_warehouse(home, read_only=True)) as con:
         return con.execute(
             "SELECT version, issued_at, content_sha256, data FROM chargeback.statements ORDER BY version"
         ).fetchall()
