@@ -31,7 +31,6 @@ from dagster import (
     DynamicPartitionsDefinition,
     Failure,
     MaterializeResult,
-    MultiPartitionKey,
     MultiPartitionsDefinition,
     OpExecutionContext,
     Output,
@@ -64,10 +63,12 @@ from gpuledger.gates.verdicts import delivery_verdict, month_failures
 from gpuledger.publish.snapshot import publish
 from gpuledger.reports.report import report_month
 from gpuledger.warehouse.home import open_warehouse, resolve_home
+from gpuledger.warehouse.lake import is_lake
 from models.config import load_config
 from models.errors import GpuledgerError
 from models.formats import PROVIDERS
 from models.landing import read_ledger
+from pipelines.batches import LOADER_TAGS, WRITER_TAGS, barrier_tick, batch_requests, loads_in_progress
 from pipelines.deliveries import allocate, load_month
 from pipelines.sources import export_source_key, source_assets, telemetry_source_key
 
@@ -77,8 +78,6 @@ BILLING_MONTHS = DynamicPartitionsDefinition(name="billing_months")
 INGESTION_PARTITIONS = MultiPartitionsDefinition(
     {"month": BILLING_MONTHS, "provider": StaticPartitionsDefinition(list(PROVIDERS))}
 )
-# On the jobs that write the warehouse, as run tags: dagster.yaml limits runs carrying it to one at a time.
-WAREHOUSE_TAGS = {"gpuledger/warehouse": "writer"}
 
 
 class WarehouseResource(ConfigurableResource):
@@ -88,11 +87,6 @@ class WarehouseResource(ConfigurableResource):
 
     def resolved_home(self) -> Path:
         return resolve_home(self.home or None)
-
-
-def ingestion_partition_key(month: str, provider: str) -> MultiPartitionKey:
-    """Partition key for billing month ``YYYY-MM`` of ``provider``."""
-    return MultiPartitionKey({"month": month, "provider": provider})
 
 
 def add_billing_months(instance: DagsterInstance, months: list[str]) -> None:
@@ -106,7 +100,7 @@ def add_billing_months(instance: DagsterInstance, months: list[str]) -> None:
     key=["focus", "costs"],
     partitions_def=INGESTION_PARTITIONS,
     group_name="normalize",
-    op_tags=WAREHOUSE_TAGS,
+    op_tags=LOADER_TAGS,
     check_specs=[  # the gates: a failed ERROR check stops what depends on the slice
         AssetCheckSpec(
             "focus_conformance", asset=["focus", "costs"], blocking=True, description="Strict FOCUS 1.2 checks."
@@ -214,7 +208,7 @@ SPLIT_KEY = ["allocation", "cost_split"]
         ),
     ],
     partitions_def=BILLING_MONTHS,
-    op_tags=WAREHOUSE_TAGS,
+    op_tags=WRITER_TAGS,
     check_specs=[
         AssetCheckSpec(
             "split_reconciliation",
@@ -285,7 +279,7 @@ ADVICE_KEY = ["advice", "opportunities"]
     key=ADVICE_KEY,
     deps=list(SHOWBACK_KEYS),
     group_name="advice",
-    op_tags=WAREHOUSE_TAGS,
+    op_tags=WRITER_TAGS,
     description="ESTIMATES per completed run, session and GPU model (right-sizing, spot, checkpoint interval and "
     "retention, notebook auto-stop, owned vs rented) and the savings opportunities per team and month "
     "(advice.*), priced from the rate card; never part of a billed total (the stage refuses to commit if a "
@@ -304,7 +298,7 @@ def advice_opportunities(context: AssetExecutionContext, warehouse: WarehouseRes
     key=["chargeback", "months"],
     deps=[SHOWBACK_KEYS[0]],
     group_name="chargeback",
-    op_tags=WAREHOUSE_TAGS,
+    op_tags=WRITER_TAGS,
     description="Billing months and their state (open, closed with locked rates, issued), and the adjustments "
     "restatements of issued months carry to the next statement.",
 )
@@ -331,7 +325,7 @@ def chargeback_months(context: AssetExecutionContext, warehouse: WarehouseResour
     deps=[chargeback_months],
     partitions_def=BILLING_MONTHS,
     group_name="chargeback",
-    op_tags=WAREHOUSE_TAGS,
+    op_tags=WRITER_TAGS,
     description="The closed month's chargeback statement, issued (month close): a new version only when its "
     "figures changed since the latest; an open month is refused.",
 )
@@ -354,7 +348,7 @@ def chargeback_statements(context: AssetExecutionContext, warehouse: WarehouseRe
     key=["publish", "analyst_duckdb"],
     deps=[*SHOWBACK_KEYS, advice_opportunities, chargeback_months, chargeback_statements],
     group_name="publish",
-    op_tags=WAREHOUSE_TAGS,
+    op_tags=WRITER_TAGS,
     check_specs=[
         AssetCheckSpec(
             "source_freshness",
@@ -387,13 +381,18 @@ def analyst_duckdb(
     key=["publish", "warehouse_vacuum"],
     deps=[analyst_duckdb],
     group_name="publish",
-    op_tags=WAREHOUSE_TAGS,
+    op_tags=WRITER_TAGS,
     description="After the publish: the rows no reader sees (earlier owners' of a slice, loads that never published;"
     " older than the lease) removed from the warehouse, and every slice owner reconciled to its source again before"
     " the removal commits.",
 )
 def warehouse_vacuum(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
     with closing(open_warehouse(warehouse.resolved_home())) as con:
+        # on a lake loads may run beside this run; what they would have freed waits for a vacuum with none running
+        loading = loads_in_progress(context.instance, datetime.now(UTC)) if is_lake(con) else []
+        if loading:
+            context.log.info(f"vacuum skipped while ingestion runs load: {', '.join(loading)}")
+            return MaterializeResult(metadata={"rows_removed": 0, "skipped_for_loads": len(loading)})
         removed = vacuum(con)
     context.log.info(f"vacuum removed {removed.rows} invisible rows of {removed.deliveries} deliveries")
     return MaterializeResult(
@@ -428,53 +427,38 @@ focus_ingestion = define_asset_job(
     "focus_ingestion",
     selection=[focus_costs],
     description="Nightly: load a billing month's deliveries.",
-    tags=WAREHOUSE_TAGS,
+    tags=LOADER_TAGS,
 )
 monthly_allocation = define_asset_job(
     "monthly_allocation",
     selection=[allocation_and_showback],
     description="Nightly: telemetry, the split and showback of a billing month.",
-    tags=WAREHOUSE_TAGS,
+    tags=WRITER_TAGS,
 )
 publishing = define_asset_job(
     "publishing",
     selection=[advice_opportunities, chargeback_months, analyst_duckdb, warehouse_vacuum],
     description="Nightly: the advice estimates, month states, the analyst file, then the warehouse's vacuum.",
-    tags=WAREHOUSE_TAGS,
+    tags=WRITER_TAGS,
 )
 month_close = define_asset_job(
     "month_close",
     selection=STATEMENT_ASSETS,
     description="Month close: issue a closed month's statement, publish it to analysts, render its reports.",
-    tags=WAREHOUSE_TAGS,
+    tags=WRITER_TAGS,
 )
 observe_sources = define_asset_job(
     "observe_sources",
     selection=AssetSelection.groups("sources"),
     description="Observe every configured export and telemetry source (their data versions).",
 )
-# With one run at a time (dagster.yaml), queued runs start in the order requested: slices, split, publish.
-DOWNSTREAM_JOBS = [focus_ingestion, monthly_allocation, publishing]
-
-
-def downstream_requests(key: str, slices: list[tuple[str, str]]) -> list[RunRequest]:
-    """FOCUS runs for the (month, provider) ``slices``, then the split of their months, then one publish."""
-    months = sorted({month for month, _ in slices})
-    return [
-        *(
-            RunRequest(
-                run_key=f"{key}:focus:{m}:{p}", job_name="focus_ingestion", partition_key=ingestion_partition_key(m, p)
-            )
-            for m, p in sorted(slices)
-        ),
-        *(RunRequest(run_key=f"{key}:allocation:{m}", job_name="monthly_allocation", partition_key=m) for m in months),
-        RunRequest(run_key=f"{key}:publish", job_name="publishing"),
-    ]
+# What the sensors request: a batch's ingestion runs; the barrier then requests the split and the publish.
+DOWNSTREAM_JOBS = [focus_ingestion, publishing]
 
 
 def delivery_sensor(source_name: str) -> SensorDefinition:
-    """Sync one remote source; each delivery it lands requests the FOCUS partition of its month and provider,
-    then that month's split and a publish.
+    """Sync one remote source; each delivery it lands requests the FOCUS partition of its month and provider, in one
+    batch (the barrier then requests the split of its months and a publish).
 
     The cursor counts the source's ledger entries already turned into run requests, so a tick requests only
     what landed since; the run keys (source, version, period) keep a delivery from being requested twice.
@@ -494,7 +478,7 @@ def delivery_sensor(source_name: str) -> SensorDefinition:
         new = [e for e in entries[seen:] if e.billing_period]
         key = f"{source.name}:" + ",".join(f"{e.version}:{e.billing_period}" for e in new)
         months = sorted({str(e.billing_period) for e in new})
-        requests = downstream_requests(key, [(str(e.billing_period), source.provider) for e in new]) if new else []
+        requests = batch_requests(key, [(str(e.billing_period), source.provider) for e in new]) if new else []
         return SensorResult(
             run_requests=requests,
             cursor=json.dumps(len(entries)),
@@ -504,7 +488,7 @@ def delivery_sensor(source_name: str) -> SensorDefinition:
     return deliveries
 
 
-@op(tags=WAREHOUSE_TAGS, retry_policy=RetryPolicy(max_retries=2, delay=300, backoff=Backoff.EXPONENTIAL))
+@op(tags=WRITER_TAGS, retry_policy=RetryPolicy(max_retries=2, delay=300, backoff=Backoff.EXPONENTIAL))
 def sync_remote_sources(context: OpExecutionContext, warehouse: WarehouseResource) -> Output[None]:
     """Sync every remote source; one failing source does not stop the others, but fails the run at the end."""
     pulled: dict[str, list[str]] = {}
@@ -525,7 +509,7 @@ def sync_remote_sources(context: OpExecutionContext, warehouse: WarehouseResourc
 
 @job(
     description="Land every remote source's new deliveries, then refresh the months still open (refresh sensors).",
-    tags=WAREHOUSE_TAGS,
+    tags=WRITER_TAGS,
 )
 def nightly_sync() -> None:
     sync_remote_sources()
@@ -541,13 +525,13 @@ nightly = ScheduleDefinition(
 
 
 def refresh_requests(home: Path, run_id: str) -> list[RunRequest]:
-    """The nightly refresh: every provider with a source, for each month not closed yet, then split and publish.
+    """The nightly refresh: every provider with a source, for each month not closed yet, as one batch.
 
     Open months change every night even without a new delivery (telemetry grows, the provider restates)."""
     config = load_config(home)
     providers = sorted({s.provider for s in config.sources})
     months = refreshable_months(config.months, lifecycle_now())
-    return downstream_requests(f"nightly:{run_id}", [(m, p) for m in months for p in providers])
+    return batch_requests(f"nightly:{run_id}", [(m, p) for m in months for p in providers])
 
 
 def refresh_sensor(status: DagsterRunStatus) -> SensorDefinition:
@@ -567,6 +551,22 @@ def refresh_sensor(status: DagsterRunStatus) -> SensorDefinition:
         return refresh_requests(home, context.dagster_run.run_id)
 
     return refresh
+
+
+@sensor(
+    name="ingestion_barrier",
+    jobs=[monthly_allocation, publishing],
+    minimum_interval_seconds=30,
+    default_status=DefaultSensorStatus.RUNNING,
+)
+def ingestion_barrier(context: SensorEvaluationContext) -> SensorResult | SkipReason:
+    """Each batch's split once every ingestion run of it succeeded, then its publish once every split did."""
+    tick = barrier_tick(context.instance, datetime.now(UTC))
+    for reason in tick.waiting:
+        context.log.info(reason)
+    if tick.requests:
+        return SensorResult(run_requests=tick.requests)
+    return SkipReason("; ".join(tick.waiting) or "no batch is waiting for its next stage")
 
 
 def build_definitions(home: Path | None = None) -> Definitions:
@@ -591,12 +591,20 @@ def build_definitions(home: Path | None = None) -> Definitions:
             *STATEMENT_ASSETS,
             warehouse_vacuum,
         ],
-        jobs=[*DOWNSTREAM_JOBS, month_close, nightly_sync, *([observe_sources] if sources else [])],
+        jobs=[
+            focus_ingestion,
+            monthly_allocation,
+            publishing,
+            month_close,
+            nightly_sync,
+            *([observe_sources] if sources else []),
+        ],
         schedules=[nightly],
         sensors=[
             *(delivery_sensor(s.name) for s in remote_sources(config.sources)),
             refresh_sensor(DagsterRunStatus.SUCCESS),
             refresh_sensor(DagsterRunStatus.FAILURE),
+            ingestion_barrier,
         ],
         resources={"warehouse": WarehouseResource(home="" if home is None else str(home))},
     )

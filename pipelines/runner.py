@@ -24,7 +24,16 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from dagster import AssetCheckSeverity, DagsterInstance, Definitions, ExecuteInProcessResult, MultiPartitionKey
+import yaml
+from dagster import (
+    AssetCheckSeverity,
+    DagsterInstance,
+    DagsterRunStatus,
+    Definitions,
+    ExecuteInProcessResult,
+    MultiPartitionKey,
+    RunsFilter,
+)
 
 from connectors.ledger import write_atomically
 from connectors.sync import remote_sources, sync_source
@@ -35,7 +44,8 @@ from gpuledger.warehouse.home import exclusive_run, open_warehouse
 from models.config import load_config, load_warehouse_config
 from models.errors import GpuledgerError
 from models.formats import PROVIDERS
-from pipelines.definitions import add_billing_months, build_definitions, ingestion_partition_key
+from pipelines.batches import BATCH_TAG, ingestion_partition_key, instance_settings
+from pipelines.definitions import add_billing_months, build_definitions
 from pipelines.deliveries import deliveries_for
 from pipelines.inputs import (
     INPUTS_TAG,
@@ -74,15 +84,19 @@ class RunOutcome:
 
 # The top-level dagster.yaml, shipped in the package through the pipelines/dagster.yaml link.
 PROJECT_DAGSTER_YAML = files("pipelines") / "dagster.yaml"
+_SEEDED_HEADER = b"# Seeded by gpuledger from its dagster.yaml with the run limits of [warehouse] workers (a lake).\n"
 
 
 def dagster_home(home: Path) -> Path:
     """The Dagster instance's folder: ``$DAGSTER_HOME`` when set, else ``<home>/dagster``, seeded with the
-    project's dagster.yaml when it has none."""
+    project's dagster.yaml when it has none (on a lake with several workers, with their run limits)."""
     folder = Path(os.environ.get("DAGSTER_HOME") or home / "dagster")
     folder.mkdir(parents=True, exist_ok=True)
     if not (folder / "dagster.yaml").exists():
-        (folder / "dagster.yaml").write_bytes(PROJECT_DAGSTER_YAML.read_bytes())
+        workers = load_warehouse_config(home).workers
+        template = PROJECT_DAGSTER_YAML.read_bytes()
+        settings = yaml.safe_dump(instance_settings(yaml.safe_load(template), workers), sort_keys=False).encode()
+        (folder / "dagster.yaml").write_bytes(template if workers == 1 else _SEEDED_HEADER + settings)
     return folder
 
 
@@ -249,9 +263,24 @@ def _ingest_in_process(home: Path, month: str, provider: str) -> WorkerOutcome:
     except EOFError:  # the worker died before it answered: its run's events are in the instance
         worker.join()
         what = _stage("focus_ingestion", (month, provider))
-        return "", (f"its worker process died (exit code {worker.exitcode})", what, str(dagster_home(home)))
+        reason = f"its worker process died (exit code {worker.exitcode})"
+        _fail_dead_workers_run(home, ingestion_partition_key(month, provider), reason)
+        return "", (reason, what, str(dagster_home(home)))
     worker.join()
     return outcome
+
+
+def _fail_dead_workers_run(home: Path, key: MultiPartitionKey, reason: str) -> None:
+    """The run a dead worker started stays "started" in the instance: marked failed, so nothing waits on it (the
+    vacuum waits for loads in progress). Runs the daemon launched (batch-tagged) are its run monitor's."""
+    going = [DagsterRunStatus.STARTING, DagsterRunStatus.STARTED]
+    with dagster_instance(home) as instance:
+        records = instance.get_run_records(
+            RunsFilter(job_name="focus_ingestion", statuses=going, tags={"dagster/partition": str(key)})
+        )
+        for record in records:
+            if BATCH_TAG not in record.dagster_run.tags:
+                instance.report_run_failed(record.dagster_run, reason)
 
 
 def _ingest_in_worker(home: str, month: str, provider: str, send: Connection) -> None:

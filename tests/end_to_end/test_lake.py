@@ -129,6 +129,11 @@ def test_a_killed_worker_fails_its_partition_alone_and_none_of_its_rows_are_visi
     sources = dict(lake_run.visible_after_kill)
     assert KILLED_SOURCE not in sources  # ... that no reader saw
     assert len(sources) == 4 and all(count >= 2 for count in sources.values())  # the other workers' slices are in
+    going = [DagsterRunStatus.STARTING, DagsterRunStatus.STARTED]
+    with dagster_instance(lake_run.home) as instance:  # the dead workers' runs were marked failed, none waits on them
+        assert instance.get_run_records(RunsFilter(job_name="focus_ingestion", statuses=going)) == []
+        failed = instance.get_run_records(RunsFilter(job_name="focus_ingestion", statuses=[DagsterRunStatus.FAILURE]))
+    assert len(failed) == 2
 
 
 def test_two_ingestion_workers_loaded_at_the_same_time(lake_run: LakeRun) -> None:

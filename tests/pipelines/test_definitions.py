@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 from dagster import (
     AssetKey,
     DagsterInstance,
@@ -21,13 +20,13 @@ from dagster import (
     build_schedule_context,
 )
 
+from pipelines.batches import ingestion_partition_key
 from pipelines.definitions import (
     BILLING_MONTHS,
     INGESTION_PARTITIONS,
     WarehouseResource,
     build_definitions,
     defs,
-    ingestion_partition_key,
     nightly_sync,
     refresh_sensor,
 )
@@ -187,18 +186,5 @@ def test_after_the_nightly_sync_the_open_months_are_refreshed_then_split_then_pu
             for month in ("2026-11", "2026-12")
             for provider in ("aws", "azure", "focus", "gcp")  # the demo's sources, CoreWeave's FOCUS files among them
         ),
-        ("monthly_allocation", "2026-11"),
-        ("monthly_allocation", "2026-12"),
-        ("publishing", None),
-    ]
+    ]  # the barrier then requests the split and the publish (tests/pipelines/test_batches.py)
     assert all(r.run_key and r.run_key.startswith(f"nightly:{finished.run_id}:") for r in requests)
-
-
-def test_every_job_that_writes_the_warehouse_carries_the_run_tag_dagster_yaml_limits_to_one_run():
-    # a limit on an op tag never matches: queued runs are limited by their run tags
-    limits = yaml.safe_load((REPO / "dagster.yaml").read_text())["concurrency"]["runs"]["tag_concurrency_limits"]
-    limited = {limit["key"] for limit in limits if limit["limit"] == 1 and "value" not in limit}
-    writers = ("focus_ingestion", "monthly_allocation", "publishing", "month_close", "nightly_sync")
-    for name in writers:
-        tags = defs.resolve_job_def(name).tags
-        assert limited & set(tags), f"{name}: run tags {tags} match no limit of dagster.yaml ({limited})"
