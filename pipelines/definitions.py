@@ -45,6 +45,7 @@ from dagster import (
     StaticPartitionsDefinition,
     asset,
     define_asset_job,
+    in_process_executor,
     job,
     multi_asset,
     op,
@@ -607,6 +608,9 @@ def build_definitions(home: Path | None = None) -> Definitions:
             ingestion_barrier,
         ],
         resources={"warehouse": WarehouseResource(home="" if home is None else str(home))},
+        # a run's steps in its one process: steps in processes of their own would each open the warehouse, and a
+        # DuckDB file takes one writing process (the runner executes in process too)
+        executor=in_process_executor,
     )
 
 
