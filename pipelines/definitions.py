@@ -69,7 +69,16 @@ from models.config import load_config
 from models.errors import GpuledgerError
 from models.formats import PROVIDERS
 from models.landing import read_ledger
-from pipelines.batches import LOADER_TAGS, WRITER_TAGS, barrier_tick, batch_requests, loads_in_progress
+from pipelines.batches import (
+    ALLOCATION_JOB,
+    INGESTION_JOB,
+    LOADER_TAGS,
+    PUBLISH_JOB,
+    WRITER_TAGS,
+    barrier_tick,
+    batch_requests,
+    loads_in_progress,
+)
 from pipelines.deliveries import allocate, load_month
 from pipelines.sources import export_source_key, source_assets, telemetry_source_key
 
@@ -425,19 +434,19 @@ def chargeback_report(context: AssetExecutionContext, warehouse: WarehouseResour
 
 STATEMENT_ASSETS = [chargeback_statements, analyst_duckdb, chargeback_report]
 focus_ingestion = define_asset_job(
-    "focus_ingestion",
+    INGESTION_JOB,
     selection=[focus_costs],
     description="Nightly: load a billing month's deliveries.",
     tags=LOADER_TAGS,
 )
 monthly_allocation = define_asset_job(
-    "monthly_allocation",
+    ALLOCATION_JOB,
     selection=[allocation_and_showback],
     description="Nightly: telemetry, the split and showback of a billing month.",
     tags=WRITER_TAGS,
 )
 publishing = define_asset_job(
-    "publishing",
+    PUBLISH_JOB,
     selection=[advice_opportunities, chargeback_months, analyst_duckdb, warehouse_vacuum],
     description="Nightly: the advice estimates, month states, the analyst file, then the warehouse's vacuum.",
     tags=WRITER_TAGS,

@@ -44,7 +44,7 @@ from gpuledger.warehouse.home import exclusive_run, open_warehouse
 from models.config import load_config, load_warehouse_config
 from models.errors import GpuledgerError
 from models.formats import PROVIDERS
-from pipelines.batches import BATCH_TAG, ingestion_partition_key, instance_settings
+from pipelines.batches import BATCH_TAG, INGESTION_JOB, ingestion_partition_key, instance_settings
 from pipelines.definitions import add_billing_months, build_definitions
 from pipelines.deliveries import deliveries_for
 from pipelines.inputs import (
@@ -276,7 +276,7 @@ def _fail_dead_workers_run(home: Path, key: MultiPartitionKey, reason: str) -> N
     going = [DagsterRunStatus.STARTING, DagsterRunStatus.STARTED]
     with dagster_instance(home) as instance:
         records = instance.get_run_records(
-            RunsFilter(job_name="focus_ingestion", statuses=going, tags={"dagster/partition": str(key)})
+            RunsFilter(job_name=INGESTION_JOB, statuses=going, tags={"dagster/partition": str(key)})
         )
         for record in records:
             if BATCH_TAG not in record.dagster_run.tags:
