@@ -13,7 +13,7 @@ from pathlib import Path
 
 import duckdb
 
-from gpuledger.normalize.files import cast_expr
+from gpuledger.normalize.files import cast_expr, create_temp_view
 from gpuledger.warehouse.sqlfiles import quote_ident, quote_literal
 from models.aws_cur import CUR_COLUMNS, FOCUS_SOURCE_COLUMNS, TEXT, CurColumn, cur1_to_snake
 from models.errors import InputError
@@ -34,7 +34,7 @@ def create_source_view(
 
     Returns the file's own column names that are cast, with their target type, for error diagnostics.
     """
-    raw.create_view("aws_cur_raw", replace=True)
+    create_temp_view(con, "aws_cur_raw", raw)
     header_types = {name: str(sql_type) for name, sql_type in zip(raw.columns, raw.types, strict=True)}
     by_canonical = {_canonical(name): name for name in header_types}
     product_map = _product_map_expr(header_types)

@@ -15,7 +15,7 @@ from pathlib import Path
 import duckdb
 
 from connectors.azure.exports import dataset_of_file
-from gpuledger.normalize.files import cast_expr, file_kind, first_bad_row
+from gpuledger.normalize.files import cast_expr, create_temp_view, file_kind, first_bad_row
 from gpuledger.warehouse.sqlfiles import quote_ident, quote_literal
 from models.azure import (
     AZURE_COLUMNS,
@@ -118,7 +118,7 @@ def _create_view(
     con: duckdb.DuckDBPyConnection, raw: duckdb.DuckDBPyRelation, files: Sequence[Path], mode: str
 ) -> dict[str, str]:
     """Expose ``raw`` as ``azure_cost_src``; returns the file's own headers that are cast, for error diagnostics."""
-    raw.create_view(_RAW_VIEW, replace=True)
+    create_temp_view(con, _RAW_VIEW, raw)
     header_types = {name: str(sql_type) for name, sql_type in zip(raw.columns, raw.types, strict=True)}
     source_columns = [name for name in header_types if name != "filename"]
     family = _family_for_mode(files[0], source_columns, mode)
@@ -142,9 +142,11 @@ def _create_view(
     selects.append(f"{quote_literal(family)} AS source_version")
     selects.append(f"{_dataset_expr(files, mode)} AS dataset")
     selects.append(f"{'true' if mode == 'combined' else 'false'} AS combined")
-    # Azure rows have no id: the model numbers rows by content (identical rows are legitimate); hash() is
-    # several times cheaper than md5 and, with the numbering, unique ids need no stronger hash.
-    selects.append(f"hash({', '.join(quote_ident(c) for c in source_columns)}) AS row_hash")
+    # Azure rows have no id: a row is its file's name and its content, numbered among identical rows of its file
+    # (legitimate), so ids do not depend on which files are loaded together; hash() is several times cheaper than
+    # md5 and, with the numbering, unique ids need no stronger hash.
+    cells = ", ".join(quote_ident(c) for c in source_columns)
+    selects.append(f"hash(parse_filename(filename), {cells}) AS row_hash")
     selects.append(f"{_bom_guarded_filename(source_columns[0], header_types[source_columns[0]])} AS source_file")
     con.execute(
         # a view body takes no parameters: columns from the file's header and models/azure.py, quoted

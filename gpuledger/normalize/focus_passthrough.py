@@ -19,7 +19,7 @@ from types import MappingProxyType
 
 import duckdb
 
-from gpuledger.normalize.files import cast_expr, decimal_from_text, file_kind, first_bad_row
+from gpuledger.normalize.files import cast_expr, create_temp_view, decimal_from_text, file_kind, first_bad_row
 from gpuledger.warehouse.sqlfiles import quote_ident, quote_literal
 from models.aws import AWS_FIRST_PARTY, AWS_PROVIDER_NAME
 from models.azure import AZURE_FIRST_PARTY, AZURE_PROVIDER_NAME
@@ -207,7 +207,7 @@ def create_source_view(
     profile: FocusProfile = GENERIC,
 ) -> dict[str, str]:
     """Expose ``raw`` as ``focus_passthrough_src``; returns the cast columns the loader may diagnose."""
-    raw.create_view(_INPUT_VIEW, replace=True)
+    create_temp_view(con, _INPUT_VIEW, raw)
     header_types = {name: str(sql_type) for name, sql_type in zip(raw.columns, raw.types, strict=True)}
     source = SourceColumns(header_types, profile)
     for name in REQUIRED:

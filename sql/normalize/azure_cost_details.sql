@@ -33,7 +33,7 @@ resource_types AS (
     SELECT arm_type, display_name FROM ref.azure_resource_types
 ),
 
--- Azure rows have no id: content hash, numbered among identical rows so every id is unique
+-- Azure rows have no id: file name and content hashed, numbered among identical rows of the file: unique ids
 identified AS (
     SELECT
         * EXCLUDE (row_hash),
