@@ -254,7 +254,11 @@ class WarehouseConfig:
     """The bucket's region; None: the credential chain's."""
     workers: int = 1
     """Ingestion partitions (billing month x provider) ``gpuledger run`` loads at once, each in a process of its
-    own; more than 1 needs a lake (a DuckDB file takes one writing process). Allocation and publish wait for all."""
+    own, and the parts of one delivery each load stages at once; more than 1 needs a lake (a DuckDB file takes one
+    writing process). Allocation and publish wait for all."""
+    part_size_mb: int = 1024
+    """A delivery's files are staged in parts of at least this many megabytes of files (0: a part per file), each
+    in a transaction of its own, then audited and published as one; what its rows are does not depend on it."""
 
     @property
     def is_lake(self) -> bool:
@@ -346,6 +350,7 @@ def load_config(home: Path) -> Config:
 
 
 _WAREHOUSE_KEYS = ("catalog", "data_path", "s3_endpoint_url", "s3_region")
+_WAREHOUSE_NUMBERS = ("workers", "part_size_mb")
 _MAX_WORKERS = 64
 
 
@@ -358,7 +363,7 @@ def _warehouse(path: Path, home: Path, table: object) -> WarehouseConfig:
     if not isinstance(table, dict):
         raise InputError(path, "[warehouse] must be a table", column="warehouse")
     table = {key: os.environ[name] for key, name in WAREHOUSE_ENVIRONMENT.items() if os.environ.get(name)} | table
-    unknown = sorted(set(table) - {*_WAREHOUSE_KEYS, "workers"})
+    unknown = sorted(set(table) - {*_WAREHOUSE_KEYS, *_WAREHOUSE_NUMBERS})
     if unknown:
         raise InputError(path, f"[warehouse]: unknown key(s) {unknown}", column=f"warehouse.{unknown[0]}")
     for key in _WAREHOUSE_KEYS:
@@ -367,10 +372,15 @@ def _warehouse(path: Path, home: Path, table: object) -> WarehouseConfig:
     workers = table.get("workers", 1)
     if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= _MAX_WORKERS:
         raise InputError(path, f"[warehouse] workers must be 1 to {_MAX_WORKERS}", column="warehouse.workers")
-    if not set(table) - {"workers"}:
+    part_size_mb = table.get("part_size_mb", WarehouseConfig.part_size_mb)
+    if isinstance(part_size_mb, bool) or not isinstance(part_size_mb, int) or part_size_mb < 0:
+        raise InputError(
+            path, "[warehouse] part_size_mb must be a whole number, 0 or more", column="warehouse.part_size_mb"
+        )
+    if not set(table) - set(_WAREHOUSE_NUMBERS):
         if workers > 1:
             raise InputError(path, "[warehouse] workers > 1 needs a lake catalog", column="warehouse.workers")
-        return WarehouseConfig()
+        return WarehouseConfig(part_size_mb=part_size_mb)
     catalog, data_path = table.get("catalog"), table.get("data_path")
     if not isinstance(catalog, str) or not catalog.startswith("ducklake:"):
         raise InputError(
@@ -390,6 +400,7 @@ def _warehouse(path: Path, home: Path, table: object) -> WarehouseConfig:
         s3_endpoint_url=endpoint if isinstance(endpoint, str) else None,
         s3_region=str(table["s3_region"]) if "s3_region" in table else None,
         workers=workers,
+        part_size_mb=part_size_mb,
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import functools
 import re
 import shutil
 from pathlib import Path
@@ -57,6 +58,10 @@ class InputError(GpuledgerError):
         if column is not None:
             where.append(f"column {printable(column)!r}")
         super().__init__(f"{', '.join(where)}: {printable(message, limit=2000)}")
+
+    def __reduce__(self) -> tuple[object, tuple[str, str]]:
+        # rebuilt from its parts where a process that staged a delivery's part raises it in the one that loads it
+        return functools.partial(type(self), row=self.row, column=self.column), (self.file, self.reason)
 
 
 class ReconciliationError(GpuledgerError):

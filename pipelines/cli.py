@@ -46,7 +46,7 @@ from models.errors import GpuledgerError, InputError, describe_error, environmen
 from models.focus import FOCUS_VERSION
 from models.focus_1_3 import FOCUS_1_3_VERSION
 from models.formats import FORMATS, PROVIDERS
-from pipelines.deliveries import deliveries_from_paths
+from pipelines.deliveries import deliveries_from_paths, part_staging
 
 DESCRIPTION = (
     "FinOps cost ingestion and GPU showback: cloud billing exports (AWS, Azure, GCP, FOCUS files) become FOCUS 1.2"
@@ -659,8 +659,11 @@ def _import(args: argparse.Namespace) -> int:
                 why = f"; {notes[-1]}" if notes else ""
                 raise InputError(path, f"no complete delivery to import here{why}")
             deliveries += found
+        part_bytes, stager = part_staging(home)
         for delivery in deliveries:
-            result = load_delivery(con, _as_source(delivery, config, args.source), rules)
+            result = load_delivery(
+                con, _as_source(delivery, config, args.source), rules, part_bytes=part_bytes, stager=stager
+            )
             _print_load(result, home)
             held = held or result.held
     return EXIT_HELD if held else 0

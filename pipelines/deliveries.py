@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import multiprocessing
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import closing
 from pathlib import Path
 
 import duckdb
@@ -13,11 +17,12 @@ from connectors.aws import exports
 from connectors.azure import exports as azure_exports
 from connectors.gcp import exports as gcp_exports
 from gpuledger.allocation.allocate import AllocationResult, allocate_month
-from gpuledger.gates.load import LoadResult, load_delivery
+from gpuledger.gates.load import LoadResult, Part, PartStager, load_delivery, stage_part
 from gpuledger.normalize import gcp_billing
 from gpuledger.normalize.detect import detect_format
 from gpuledger.telemetry.ingest import TelemetryLoad, ingest_telemetry
-from models.config import SourceConfig, load_config
+from gpuledger.warehouse.home import connect_warehouse
+from models.config import SourceConfig, load_config, load_warehouse_config
 from models.delivery import Delivery
 from models.errors import InputError
 from models.formats import FORMATS, Layout
@@ -160,7 +165,31 @@ def deliveries_for(home: Path, provider: str | None = None, month: str | None = 
 def load_month(con: duckdb.DuckDBPyConnection, home: Path, provider: str, month: str) -> list[LoadResult]:
     """Load the newest delivery of every source for one (provider, billing month) partition."""
     rules = load_config(home).ingest
-    return [load_delivery(con, delivery, rules) for delivery in deliveries_for(home, provider, month)]
+    part_bytes, stager = part_staging(home)
+    return [
+        load_delivery(con, delivery, rules, part_bytes=part_bytes, stager=stager)
+        for delivery in deliveries_for(home, provider, month)
+    ]
+
+
+def part_staging(home: Path) -> tuple[int, PartStager | None]:
+    """How a load in ``home`` stages a delivery's files: in parts of ``[warehouse] part_size_mb``, and on a lake
+    with ``workers`` > 1 that many parts at once, each by a process of its own (None: in the loading process)."""
+    warehouse = load_warehouse_config(home)
+    stager = functools.partial(_stage_in_processes, home, warehouse.workers) if warehouse.workers > 1 else None
+    return warehouse.part_size_mb * 1_000_000, stager
+
+
+def _stage_in_processes(home: Path, workers: int, parts: Sequence[Part]) -> None:
+    # spawned, not forked: the loading process holds DuckDB connections and threads a fork would copy mid-state
+    with ProcessPoolExecutor(min(workers, len(parts)), mp_context=multiprocessing.get_context("spawn")) as pool:
+        for staged in [pool.submit(_stage_part_in_process, home, part) for part in parts]:
+            staged.result()
+
+
+def _stage_part_in_process(home: Path, part: Part) -> None:
+    with closing(connect_warehouse(home)) as con:
+        stage_part(con, part)
 
 
 def allocate(con: duckdb.DuckDBPyConnection, home: Path, month: str) -> tuple[list[TelemetryLoad], AllocationResult]:

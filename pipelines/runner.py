@@ -44,7 +44,14 @@ from gpuledger.warehouse.home import exclusive_run, open_warehouse
 from models.config import load_config, load_warehouse_config
 from models.errors import GpuledgerError
 from models.formats import PROVIDERS
-from pipelines.batches import BATCH_TAG, INGESTION_JOB, ingestion_partition_key, instance_settings
+from pipelines.batches import (
+    ALLOCATION_JOB,
+    BATCH_TAG,
+    INGESTION_JOB,
+    PUBLISH_JOB,
+    ingestion_partition_key,
+    instance_settings,
+)
 from pipelines.definitions import add_billing_months, build_definitions
 from pipelines.deliveries import deliveries_for
 from pipelines.inputs import (
@@ -168,26 +175,26 @@ def _run(home: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
         add_billing_months(instance, [month for month, _ in partitions])
         ingestion_now = {p: ingestion(*p) for p in partitions}  # once: it decides the observation too
         if (config.sources or config.telemetry) and any(
-            not last_success(instance, "focus_ingestion", inputs) for inputs in ingestion_now.values()
+            not last_success(instance, INGESTION_JOB, inputs) for inputs in ingestion_now.values()
         ):
             _starting("observing sources")
             _execute(instance, jobs.definitions, "observe_sources", None, "observing sources", home)
-        stale = [p for p, inputs in ingestion_now.items() if jobs.stale("focus_ingestion", p, inputs)]
+        stale = [p for p, inputs in ingestion_now.items() if jobs.stale(INGESTION_JOB, p, inputs)]
         workers = load_warehouse_config(home).workers
         if workers > 1 and len(stale) > 1:
             jobs.run_in_workers(stale, workers, ingestion)
         else:
             for partition in stale:
                 key = ingestion_partition_key(*partition)
-                jobs.run("focus_ingestion", key, partition, partial(ingestion, *partition))
+                jobs.run(INGESTION_JOB, key, partition, partial(ingestion, *partition))
         with closing(open_warehouse(home)) as con:
             months = published_months(con)
         add_billing_months(instance, months)
         for month in months:
-            if jobs.stale("monthly_allocation", (month, "allocation"), allocation(month)):
-                jobs.run("monthly_allocation", month, (month, "allocation"), partial(allocation, month))
-        if jobs.stale("publishing", ("", "publishing"), publishing()):
-            jobs.run("publishing", None, ("", "publishing"), publishing)
+            if jobs.stale(ALLOCATION_JOB, (month, "allocation"), allocation(month)):
+                jobs.run(ALLOCATION_JOB, month, (month, "allocation"), partial(allocation, month))
+        if jobs.stale(PUBLISH_JOB, ("", "publishing"), publishing()):
+            jobs.run(PUBLISH_JOB, None, ("", "publishing"), publishing)
     return jobs.ran, jobs.skipped
 
 
@@ -229,7 +236,7 @@ class _StaleJobs:
         """Load the ingestion ``partitions`` in ``workers`` processes at once (a lake takes many writers); returns
         once every one has ended, the first failure raised then: what follows never starts before all are in."""
         for partition in partitions:
-            _starting(_stage("focus_ingestion", partition))
+            _starting(_stage(INGESTION_JOB, partition))
         with ThreadPoolExecutor(max_workers=workers) as pool:  # each thread waits on one worker process
             outcomes = list(pool.map(lambda p: _ingest_in_process(self.home, *p), partitions))
         for partition, (run_id, failure) in zip(partitions, outcomes, strict=True):
@@ -255,14 +262,15 @@ def _ingest_in_process(home: Path, month: str, provider: str) -> WorkerOutcome:
     partition alone; spawned, not forked: a fork would share this process's Dagster storage connections."""
     context = multiprocessing.get_context("spawn")
     receive, send = context.Pipe(duplex=False)
-    worker = context.Process(target=_ingest_in_worker, args=(str(home), month, provider, send), daemon=True)
+    # not daemonic: a worker stages a delivery's parts in processes of its own (docs/decisions/0021)
+    worker = context.Process(target=_ingest_in_worker, args=(str(home), month, provider, send), daemon=False)
     worker.start()
     send.close()
     try:
         outcome: WorkerOutcome = receive.recv()
     except EOFError:  # the worker died before it answered: its run's events are in the instance
         worker.join()
-        what = _stage("focus_ingestion", (month, provider))
+        what = _stage(INGESTION_JOB, (month, provider))
         reason = f"its worker process died (exit code {worker.exitcode})"
         _fail_dead_workers_run(home, ingestion_partition_key(month, provider), reason)
         return "", (reason, what, str(dagster_home(home)))
@@ -284,20 +292,20 @@ def _fail_dead_workers_run(home: Path, key: MultiPartitionKey, reason: str) -> N
 
 
 def _ingest_in_worker(home: str, month: str, provider: str, send: Connection) -> None:
-    what = _stage("focus_ingestion", (month, provider))
+    what = _stage(INGESTION_JOB, (month, provider))
     key = ingestion_partition_key(month, provider)
     with dagster_instance(Path(home)) as instance:
         try:
-            result = _execute(instance, build_definitions(Path(home)), "focus_ingestion", key, what, Path(home))
+            result = _execute(instance, build_definitions(Path(home)), INGESTION_JOB, key, what, Path(home))
             send.send((result.run_id, None))
         except RunFailed as failed:
             send.send(("", (str(failed), what, str(failed.log))))
 
 
 _STAGES = {
-    "focus_ingestion": "loading {provider} {month}",
-    "monthly_allocation": "splitting {month}",
-    "publishing": "publishing",
+    INGESTION_JOB: "loading {provider} {month}",
+    ALLOCATION_JOB: "splitting {month}",
+    PUBLISH_JOB: "publishing",
 }
 
 

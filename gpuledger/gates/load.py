@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -37,7 +37,7 @@ from gpuledger.normalize.files import (
     verify_files,
 )
 from gpuledger.normalize.formats import FORMAT_MODELS, FormatModel
-from gpuledger.warehouse.database import transaction
+from gpuledger.warehouse.database import retry_on_conflict, transaction
 from gpuledger.warehouse.failpoints import failpoint
 from gpuledger.warehouse.sqlfiles import load_sql
 from models.config import IngestConfig
@@ -82,9 +82,17 @@ PUBLISHED, HELD, SUPERSEDED = "published", "held", "superseded"
 """Temp table a reader fills with source rows it did not load, and why (counted in meta.delivery_repairs)."""
 
 
-def load_delivery(con: duckdb.DuckDBPyConnection, delivery: Delivery, rules: IngestConfig | None = None) -> LoadResult:
+def load_delivery(
+    con: duckdb.DuckDBPyConnection,
+    delivery: Delivery,
+    rules: IngestConfig | None = None,
+    *,
+    part_bytes: int | None = None,
+    stager: PartStager | None = None,
+) -> LoadResult:
     """Replace the delivery's slices in ``focus.costs`` with its rows, hold it for ``gpuledger accept``, or change
-    nothing and raise (docs/decisions/0003, 0011)."""
+    nothing and raise (docs/decisions/0003, 0011). Its files are staged in parts of ``part_bytes`` (None: one part),
+    by ``stager`` when it has several (None: here, one after another); audit and publish cover all of them."""
     rules = rules or IngestConfig()
     model = FORMAT_MODELS[delivery.source_format]
     stats = verify_files(delivery.files, delivery.root, model.extract_of)
@@ -106,10 +114,10 @@ def load_delivery(con: duckdb.DuckDBPyConnection, delivery: Delivery, rules: Ing
     ingested_at = previous[0] if previous else dt.datetime.now(dt.UTC).replace(microsecond=0)
 
     _discard_own_rows(con, delivery_id)
-    with checking_gzip(delivery.files) as gzip_check:
-        _write(con, delivery, model, delivery_id, ingested_at, gzip_check)
+    parts = plan_parts(delivery, delivery_id, ingested_at, part_bytes)
     try:
-        _audit(con, delivery, model, delivery_id, rules)
+        _write(con, parts, stager)
+        _audit(con, delivery, model, delivery_id, rules, len(parts))
         slices = _delivery_slices(con, delivery, model, delivery_id)
         stage_slices(con, slices)
         refuse_foreign_slices(con, delivery, delivery_id, rules)
@@ -207,50 +215,127 @@ def _discard_own_rows(con: duckdb.DuckDBPyConnection, delivery_id: str) -> None:
     """Drop what an earlier attempt at this delivery left (a failed audit, a crash between write and publish, or
     the rows of a delivery that owns no slice any more); it is neither held nor an owner when this runs. Other
     deliveries' rows are the vacuum's: a load touches only its own."""
+    retry_on_conflict(lambda: _delete_own_rows(con, delivery_id))
+
+
+def _delete_own_rows(con: duckdb.DuckDBPyConnection, delivery_id: str) -> None:
     with transaction(con):
         con.execute("DELETE FROM focus.cost_rows WHERE x_DeliveryId = $id", {"id": delivery_id})
         con.execute("DELETE FROM meta.source_totals WHERE delivery_id = $id", {"id": delivery_id})
 
 
-def _write(
+@dataclass(frozen=True)
+class Part:
+    """Files of one delivery staged in one transaction. What they become depends on nothing outside them (a line
+    item's identity is its file's), so a delivery's rows are the same however its files are grouped."""
+
+    delivery: Delivery
+    delivery_id: str
+    ingested_at: dt.datetime
+    number: int
+    of: int
+    """How many parts the delivery has."""
+    files: tuple[Path, ...]
+
+
+PartStager = Callable[[Sequence[Part]], None]
+"""Stages every part it is given (``stage_part``), or raises: in this process one after another, or in several."""
+
+
+def plan_parts(delivery: Delivery, delivery_id: str, ingested_at: dt.datetime, part_bytes: int | None) -> list[Part]:
+    """The delivery's files in order, cut into parts of at least ``part_bytes`` (None: one part); a format whose
+    files are read together is one part."""
+    model = FORMAT_MODELS[delivery.source_format]
+    groups: list[list[Path]] = [[]]
+    size = 0
+    for file in delivery.files:
+        if groups[-1] and part_bytes is not None and not model.read_whole and size >= part_bytes:
+            groups.append([])
+            size = 0
+        groups[-1].append(file)
+        size += file.stat().st_size
+    groups = [files for files in groups if files]
+    return [
+        Part(delivery, delivery_id, ingested_at, number, len(groups), tuple(files))
+        for number, files in enumerate(groups, start=1)
+    ]
+
+
+def stage_part(con: duckdb.DuckDBPyConnection, part: Part) -> None:
+    """Stage one part's FOCUS rows and source totals, committed but not yet visible in focus.costs; the transaction
+    commits only once every gzip file of the part proved complete."""
+    model = FORMAT_MODELS[part.delivery.source_format]
+    with checking_gzip(part.files) as gzip_check:
+        try:
+            # the reader notes here the source rows it did not load (GCP: records an earlier extract delivered)
+            con.execute("CREATE TEMP TABLE IF NOT EXISTS source_skipped (change VARCHAR, rows BIGINT)")
+            # temp tables and views only, made before the transaction: uncommitted rows scan slower (GCP: 2x the insert)
+            raw = model.read_files(con, part.files)
+            cast_columns = model.create_source_view(con, raw, part.files)
+            retry_on_conflict(lambda: _commit_part(con, part, model, raw, cast_columns, gzip_check))
+        except Exception:
+            gzip_check.result()  # a truncated file explains whatever its read raised
+            raise
+    failpoint("load:part-staged", f"{part.delivery.source_name}:{part.number}")
+
+
+def _commit_part(
+    con: duckdb.DuckDBPyConnection,
+    part: Part,
+    model: FormatModel,
+    raw: duckdb.DuckDBPyRelation,
+    cast_columns: dict[str, str],
+    gzip_check: GzipCheck,
+) -> None:
+    with transaction(con):
+        _insert_focus_rows(con, part, model, raw, cast_columns)
+        # the format's source-totals model, a project SQL file, as the subquery of one insert; now(): when the
+        # part's transaction began, get_current_timestamp(): once its FOCUS rows are in
+        totals = (
+            "INSERT INTO meta.source_totals BY NAME SELECT $id AS delivery_id, $part AS part,"
+            " now() AS staging_started_at, get_current_timestamp() AS staged_at, * FROM ({})"
+        )
+        try:
+            sql = totals.format(load_sql(model.source_totals_sql))
+            con.execute(sql, {"id": part.delivery_id, "part": part.number})
+        except duckdb.Error as exc:  # the totals read columns the model does not (the file's every cell counts)
+            raise read_error(part.files, exc) or exc from exc
+        gzip_check.result()
+
+
+def _write(con: duckdb.DuckDBPyConnection, parts: Sequence[Part], stager: PartStager | None) -> None:
+    """Stage the delivery's parts (several at once when ``stager`` runs them in processes of its own), then what
+    depends on all of its rows: one category per service, the count of repairs."""
+    if not parts:
+        return
+    con.execute("CREATE OR REPLACE TEMP TABLE source_skipped (change VARCHAR, rows BIGINT)")
+    if stager is None or len(parts) == 1:  # one part: here, where the reader's notes (source_skipped) are
+        for part in parts:
+            stage_part(con, part)
+    else:
+        stager(parts)
+    delivery_id = parts[0].delivery_id
+    retry_on_conflict(lambda: _finish_write(con, delivery_id, len(parts)))
+
+
+def _finish_write(con: duckdb.DuckDBPyConnection, delivery_id: str, parts: int) -> None:
+    with transaction(con):
+        if parts > 1:  # a service's category is chosen among all of its rows, once every part is staged
+            con.execute(load_sql("normalize/unify_service_categories.sql"), {"id": delivery_id})
+        con.execute("DELETE FROM meta.delivery_repairs WHERE delivery_id = $id", {"id": delivery_id})
+        con.execute(load_sql("gates/delivery_repairs.sql"), {"id": delivery_id})
+
+
+def _audit(
     con: duckdb.DuckDBPyConnection,
     delivery: Delivery,
     model: FormatModel,
     delivery_id: str,
-    ingested_at: dt.datetime,
-    gzip_check: GzipCheck,
-) -> None:
-    """Stage the delivery's FOCUS rows and its source totals, committed but not yet visible in focus.costs; the
-    transaction commits only once ``gzip_check`` proved every gzip file complete."""
-    if not delivery.files:
-        return
-    try:
-        # the reader notes here the source rows it did not load (GCP: records an earlier extract delivered)
-        con.execute("CREATE OR REPLACE TEMP TABLE source_skipped (change VARCHAR, rows BIGINT)")
-        # temp tables and views only, made before the transaction: uncommitted rows scan slower (GCP: 2x the insert)
-        raw = model.read_files(con, delivery.files)
-        cast_columns = model.create_source_view(con, raw, delivery.files)
-        with transaction(con):
-            _insert_focus_rows(con, delivery, model, delivery_id, ingested_at, raw, cast_columns)
-            # the format's source-totals model, a project SQL file, as the subquery of one insert
-            totals = "INSERT INTO meta.source_totals BY NAME SELECT $id AS delivery_id, * FROM ({})"
-            try:
-                con.execute(totals.format(load_sql(model.source_totals_sql)), {"id": delivery_id})
-            except duckdb.Error as exc:  # the totals read columns the model does not (the file's every cell counts)
-                raise read_error(delivery.files, exc) or exc from exc
-            con.execute("DELETE FROM meta.delivery_repairs WHERE delivery_id = $id", {"id": delivery_id})
-            con.execute(load_sql("gates/delivery_repairs.sql"), {"id": delivery_id})
-            gzip_check.result()
-    except Exception:
-        gzip_check.result()  # a truncated file explains whatever its read raised
-        raise
-
-
-def _audit(
-    con: duckdb.DuckDBPyConnection, delivery: Delivery, model: FormatModel, delivery_id: str, rules: IngestConfig
+    rules: IngestConfig,
+    parts: int,
 ) -> None:
     _check_rows_match_manifest(con, delivery, model, delivery_id)
-    _refuse_duplicate_line_items(con, delivery, model, delivery_id)
+    _refuse_duplicate_line_items(con, delivery, model, delivery_id, parts)
     if rules.strict:
         _refuse_repairs(con, model, delivery_id)
     verdict = delivery_verdict(con, delivery_id)  # the delivery gate
@@ -268,6 +353,17 @@ def _publish(
     slices: Sequence[SliceKey],
 ) -> None:
     """One transaction: the delivery becomes the owner of its slices (their older rows become invisible)."""
+    retry_on_conflict(lambda: _take_ownership(con, delivery, delivery_id, stats, ingested_at, slices))
+
+
+def _take_ownership(
+    con: duckdb.DuckDBPyConnection,
+    delivery: Delivery,
+    delivery_id: str,
+    stats: FileStats,
+    ingested_at: dt.datetime,
+    slices: Sequence[SliceKey],
+) -> None:
     with transaction(con):
         _supersede_held(con, delivery_id)
         _take_over_slices(con, delivery, delivery_id, slices)
@@ -326,18 +422,16 @@ def _supersede_held(con: duckdb.DuckDBPyConnection, delivery_id: str) -> None:
 
 def _insert_focus_rows(
     con: duckdb.DuckDBPyConnection,
-    delivery: Delivery,
+    part: Part,
     model: FormatModel,
-    delivery_id: str,
-    ingested_at: dt.datetime,
     raw: duckdb.DuckDBPyRelation,
     cast_columns: dict[str, str],
 ) -> None:
-    """The model's FOCUS rows of the source view ``create_source_view`` made (``raw``: what it read)."""
+    """The part's FOCUS rows, from the source view ``create_source_view`` made (``raw``: what it read)."""
     params = {
-        "delivery_id": delivery_id,
-        "source_format": delivery.source_format,
-        "ingested_at": ingested_at,
+        "delivery_id": part.delivery_id,
+        "source_format": part.delivery.source_format,
+        "ingested_at": part.ingested_at,
         "provider_name": model.provider_name,
     }
     sql = load_sql(model.model_sql)
@@ -347,8 +441,9 @@ def _insert_focus_rows(
     except duckdb.Error as exc:
         # A separate cursor: the failed statement aborted this transaction, and diagnostics only read files.
         with con.cursor() as diagnostics:
-            raise _locate_bad_input(diagnostics, delivery.files, raw, cast_columns, model, exc) from exc
-    con.execute(load_sql("normalize/unify_service_categories.sql"), {"id": delivery_id})
+            raise _locate_bad_input(diagnostics, part.files, raw, cast_columns, model, exc) from exc
+    if part.of == 1:  # in the insert's transaction: an update of committed rows aborts other loads' inserts on a lake
+        con.execute(load_sql("normalize/unify_service_categories.sql"), {"id": part.delivery_id})
 
 
 def _locate_bad_input(
@@ -446,15 +541,23 @@ def _check_rows_match_manifest(
 
 
 def _refuse_duplicate_line_items(
-    con: duckdb.DuckDBPyConnection, delivery: Delivery, model: FormatModel, delivery_id: str
+    con: duckdb.DuckDBPyConnection, delivery: Delivery, model: FormatModel, delivery_id: str, parts: int
 ) -> None:
-    """A delivery lists each line item once: a repeated identity (a part copied, rows doubled) would count twice."""
+    """A delivery lists each line item once: a repeated identity (a part copied, rows doubled) would count twice.
+    Each part's source totals count its repeats; a line item in files of two parts has FOCUS rows in both."""
+    if not model.line_item_identity:
+        return
     row = con.execute(
         "SELECT coalesce(sum(duplicate_line_items), 0) FROM meta.source_totals WHERE delivery_id = $id",
         {"id": delivery_id},
     ).fetchone()
-    if not (model.line_item_identity and row and row[0]):
+    repeats = bool(row and row[0])
+    if not repeats and parts > 1:
+        found = con.execute(load_sql("gates/line_items_in_several_files.sql"), {"id": delivery_id}).fetchone()
+        repeats = bool(found and found[0])
+    if not repeats:
         return
+    model.create_source_view(con, model.read_files(con, delivery.files), delivery.files)  # every part's files
     raw_columns = read_raw(con, [delivery.files[0]]).columns
     key, interval = model.line_item_identity
     columns = {alias: str(aws_cur.source_column(raw_columns, name)) for alias, name in (("k", key), ("t", interval))}

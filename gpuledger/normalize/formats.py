@@ -51,6 +51,9 @@ class FormatModel:
     """Finds the first source row whose value of a column satisfies a predicate; default: scan the files."""
     extract_of: Callable[[Path], str] | None = None
     """The extract a file belongs to, where a delivery is the union of several (GCP) that may repeat each other."""
+    read_whole: bool = False
+    """Its files are read together (GCP's extracts repeat each other's records; Azure's combined actual and
+    amortized files make one dataset): a delivery is staged as one part, whatever its size."""
     line_item_identity: tuple[str, ...] = ()
     """Canonical columns identifying a line item within a delivery (AWS: LineItemId + TimeInterval); a
     delivery listing one twice is refused. Empty: the format has no line-item id (rows are numbered by content)."""
@@ -91,6 +94,7 @@ _GCP_BQ = FormatModel(
     source_header=gcp_billing.source_header,
     find_row=gcp_billing.find_record,
     extract_of=gcp_exports.extract_of,
+    read_whole=True,
 )
 
 # Google's FOCUS view, mapped back to the export's fields and read by the same model (docs/decisions/0007).
@@ -101,7 +105,7 @@ _GCP_FOCUS = replace(
 )
 
 
-def _azure_cost_details(create_source_view: SourceViewBuilder) -> FormatModel:
+def _azure_cost_details(create_source_view: SourceViewBuilder, *, read_whole: bool = False) -> FormatModel:
     # Azure spells headers EA-style or MCA-style (camelCase): both spellings are enumerated.
     enumerated = {"ChargeType": CHARGE_TYPES, "chargeType": CHARGE_TYPES}
     enumerated |= {"PricingModel": PRICING_MODELS, "pricingModel": PRICING_MODELS}
@@ -113,6 +117,7 @@ def _azure_cost_details(create_source_view: SourceViewBuilder) -> FormatModel:
         enumerated_columns=enumerated,
         find_bad_value=azure_cost_details.find_bad_value,
         source_header=azure_cost_details.source_header,
+        read_whole=read_whole,
     )
 
 
@@ -127,6 +132,6 @@ FORMAT_MODELS: dict[str, FormatModel] = {
     "gcp-focus": _GCP_FOCUS,
     "azure-actual": _azure_cost_details(azure_cost_details.create_actual_view),
     "azure-amortized": _azure_cost_details(azure_cost_details.create_amortized_view),
-    "azure-cost-details": _azure_cost_details(azure_cost_details.create_combined_view),
+    "azure-cost-details": _azure_cost_details(azure_cost_details.create_combined_view, read_whole=True),
     "azure-legacy": _azure_cost_details(azure_cost_details.create_legacy_view),
 }

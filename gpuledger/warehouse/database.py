@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
-from collections.abc import Iterable, Iterator, Sequence
+import random
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 import duckdb
 
@@ -68,6 +72,9 @@ def create_macros(con: duckdb.DuckDBPyConnection) -> None:
     # generated from models/units.py through the quoting helper: the pattern is ours, never input
     pattern = quote_literal(units.UNIT_FORMAT_PATTERN)
     con.execute(f"CREATE OR REPLACE TEMP MACRO follows_unit_format(unit) AS regexp_matches(unit, {pattern})")
+    suffix = quote_literal(focus.DERIVED_ROW_SUFFIX.pattern)  # models/focus.py's pattern, quoted
+    origin = f"regexp_replace(CAST(id AS VARCHAR), {suffix}, '')"
+    con.execute(f"CREATE OR REPLACE TEMP MACRO origin_line_item(id) AS {origin}")
 
 
 @contextmanager
@@ -80,6 +87,25 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
         con.execute("ROLLBACK")
         raise
     con.execute("COMMIT")
+
+
+_CONFLICT_TRIES = 5
+_Result = TypeVar("_Result")
+
+
+def retry_on_conflict(attempt: Callable[[], _Result]) -> _Result:
+    """Run ``attempt`` (whole transactions) again when a lake refused its commit because another writer changed the
+    same table meanwhile (DuckLake's optimistic concurrency): the refused transaction committed nothing."""
+    tries = 1
+    while True:
+        try:
+            return attempt()
+        except duckdb.TransactionException as exc:
+            if tries == _CONFLICT_TRIES or "Transaction conflict" not in str(exc):
+                raise
+            tries += 1
+            logging.getLogger(__name__).info("commit refused by a concurrent writer; trying again: %s", exc)
+            time.sleep(random.uniform(0.2, 2.0))  # noqa: S311 (spreads retries apart; not a secret)
 
 
 def focus_costs_ddl() -> str:
@@ -231,6 +257,10 @@ def _ensure_delivery_contract_columns(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("ALTER TABLE meta.deliveries ADD COLUMN IF NOT EXISTS origin VARCHAR")
     # line items a delivery lists more than once, where the format has a line-item id (NULL: it has none)
     con.execute("ALTER TABLE meta.source_totals ADD COLUMN IF NOT EXISTS duplicate_line_items BIGINT")
+    # the part of its delivery's files a total was staged from, and when that part's staging began and ended
+    con.execute("ALTER TABLE meta.source_totals ADD COLUMN IF NOT EXISTS part INTEGER")
+    con.execute("ALTER TABLE meta.source_totals ADD COLUMN IF NOT EXISTS staging_started_at TIMESTAMPTZ")
+    con.execute("ALTER TABLE meta.source_totals ADD COLUMN IF NOT EXISTS staged_at TIMESTAMPTZ")
     # a slice belongs to the source that delivered it; older owners take their delivery's source
     con.execute(
         "UPDATE meta.slice_owners AS s SET source_name = d.source_name FROM meta.deliveries AS d"

@@ -14,6 +14,7 @@ import signal
 FAILPOINT_ENV = "GPULEDGER_FAILPOINT"
 
 FAILPOINTS = (
+    "load:part-staged",
     "load:before-commit",
     "allocate:before-commit",
     "months:before-commit",

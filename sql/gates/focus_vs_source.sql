@@ -12,10 +12,17 @@ WITH focus_totals AS (
     GROUP BY ALL
 ),
 
+-- one row per part of the delivery its files were staged in
 source_totals AS (
-    SELECT billing_account_id, billing_period_start, currency, billed_cost, effective_cost
+    SELECT
+        billing_account_id,
+        billing_period_start,
+        currency,
+        sum(billed_cost) AS billed_cost,
+        sum(effective_cost) AS effective_cost
     FROM meta.source_totals
     WHERE delivery_id = $id
+    GROUP BY ALL
 )
 
 SELECT

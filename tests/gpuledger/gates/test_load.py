@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from contextlib import closing
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
 from connectors.aws.exports import discover_cur1
-from gpuledger.gates.load import _write, accept_delivery, load_delivery
+from gpuledger.gates.load import accept_delivery, load_delivery, plan_parts, stage_part
 from gpuledger.gates.vacuum import vacuum
-from gpuledger.normalize.files import checking_gzip, verify_files
+from gpuledger.normalize.files import verify_files
 from gpuledger.normalize.formats import FORMAT_MODELS
+from gpuledger.warehouse.home import open_warehouse
 from models.delivery import Delivery
 from models.errors import InputError
 from tests.conftest import focus_snapshot
+from tests.fixtures.azure_cases import EA_HEADER, ea_actual, write_csv
 from tests.fixtures.cur_cases import EXPECTED_BILLED, PAYER, every_line_item_type, write_cur1_csv
 
 
@@ -135,8 +138,8 @@ def test_rows_staged_by_a_crashed_run_stay_invisible_and_are_discarded(con, tmp_
     crashed_id = crashed.delivery_id(verify_files(crashed.files, crashed.root, model.extract_of).sha256)
     # runs that wrote their rows and died before publishing: this delivery's own, and one of a delivery never retried
     for staged_id in (crashed_id, "never-retried"):
-        with checking_gzip(crashed.files) as gzip_check:
-            _write(con, crashed, model, staged_id, dt.datetime(2026, 12, 1, tzinfo=dt.UTC), gzip_check)
+        for part in plan_parts(crashed, staged_id, dt.datetime(2026, 12, 1, tzinfo=dt.UTC), None):
+            stage_part(con, part)
     staged = (
         "SELECT x_DeliveryId, count(*) FROM focus.cost_rows WHERE x_DeliveryId IN ($id, 'never-retried') GROUP BY 1"
     )
@@ -163,3 +166,61 @@ def test_failed_audit_leaves_no_staged_rows(con, tmp_path):
     assert (caught.value.file, caught.value.row, caught.value.column) == (str(bad), 1, "lineItem/UsageAmount")
     assert "(FOCUS ConsumedQuantity)" in caught.value.reason
     assert con.execute("SELECT count(*) FROM focus.cost_rows").fetchone() == (0,)
+
+
+# --- a delivery staged in parts (docs/decisions/0021) ---------------------------------------------------------------
+
+
+def _cur_in_three_files(folder: Path) -> Delivery:
+    """Every line item type over three files; one product under two codes (two categories) in two of them."""
+    rows = every_line_item_type()
+    for row, code in zip(rows[:2], ("AmazonEC2", "5bctyqvmoe4a8c3f7gbrd8tsk"), strict=True):
+        row.update({"product/ProductName": "Red Hat Enterprise Linux 7", "lineItem/ProductCode": code})
+    files = [write_cur1_csv(folder / f"helios-{n}.csv.gz", rows[n - 1 :: 3]) for n in (1, 2, 3)]
+    return Delivery("aws-cur1", tuple(files))
+
+
+def _azure_in_two_files(folder: Path) -> Delivery:
+    """EA actual cost over two files; one row repeated in its own file and in the other (identical rows are
+    legitimate in Azure's exports)."""
+    rows = ea_actual()
+    first = write_csv(folder / "part_0_0001.csv", [*rows[::2], rows[0]], EA_HEADER)
+    second = write_csv(folder / "part_0_0002.csv", [*rows[1::2], rows[0]], EA_HEADER)
+    return Delivery("azure-actual", (first, second))
+
+
+@pytest.mark.parametrize("make", [_cur_in_three_files, _azure_in_two_files], ids=["aws-cur1", "azure-actual"])
+def test_a_delivery_staged_a_part_per_file_has_the_rows_it_has_staged_whole(tmp_path, make):
+    delivery = make(tmp_path / "export")
+    seen = {}
+    for grouping, part_bytes in (("whole", None), ("part-per-file", 0)):
+        (home := tmp_path / grouping).mkdir()
+        with closing(open_warehouse(home)) as con:
+            result = load_delivery(con, delivery, part_bytes=part_bytes)
+            assert not result.held
+            parts = con.execute("SELECT count(DISTINCT part) FROM meta.source_totals").fetchone()[0]
+            assert parts == (1 if part_bytes is None else len(delivery.files))
+            seen[grouping] = (
+                con.execute("SELECT * EXCLUDE (x_IngestedAt) FROM focus.costs ORDER BY ALL").fetchall(),
+                con.execute("SELECT change, rows FROM meta.delivery_repairs ORDER BY ALL").fetchall(),
+                result.slices,
+            )
+            # one category per service over the delivery, though each part saw one of the product's two codes
+            categories = con.execute(
+                "SELECT count(DISTINCT ServiceCategory) FROM focus.costs GROUP BY ServiceName ORDER BY 1 DESC LIMIT 1"
+            ).fetchone()
+            assert categories == (1,)
+    assert seen["part-per-file"] == seen["whole"]
+    rows = seen["whole"][0]
+    assert len(rows) == len({row for row in rows})  # no row lost to another's identity, none twice
+
+
+def test_a_line_item_in_files_of_two_parts_is_refused_and_nothing_stays_staged(con, tmp_path):
+    rows = every_line_item_type()
+    first = write_cur1_csv(tmp_path / "helios-1.csv.gz", rows)
+    second = write_cur1_csv(tmp_path / "helios-2.csv.gz", rows[1:2])  # a line item of the first file again
+    with pytest.raises(InputError, match=r"line item u2 \(.*\) is listed 2 times across the files") as caught:
+        load_delivery(con, Delivery("aws-cur1", (first, second)), part_bytes=0)
+    assert (caught.value.file, caught.value.row, caught.value.column) == (str(second), 1, "identity/LineItemId")
+    assert con.execute("SELECT count(*) FROM focus.cost_rows").fetchone() == (0,)
+    assert con.execute("SELECT count(*) FROM meta.source_totals").fetchone() == (0,)
