@@ -108,7 +108,7 @@ def load_delivery(
         slices = _delivery_slices(con, delivery, model, delivery_id)
         stage_slices(con, slices)
         refuse_foreign_slices(con, delivery, delivery_id, rules)
-        _publish(con, delivery, delivery_id, stats, previous[0], slices)
+        retry_on_conflict(lambda: _publish(con, delivery, delivery_id, stats, previous[0], slices))
         log.info("published accepted delivery %s into %d slice(s)", delivery_id, len(slices))
         return _result(con, delivery_id, slices, unchanged=False)
     ingested_at = previous[0] if previous else dt.datetime.now(dt.UTC).replace(microsecond=0)
@@ -129,7 +129,8 @@ def load_delivery(
         _hold(con, delivery, delivery_id, stats, ingested_at, holds)
         log.info("held %s: %s", delivery_id, "; ".join(h.detail for h in holds))
         return _result(con, delivery_id, slices, unchanged=False)
-    _publish(con, delivery, delivery_id, stats, ingested_at, slices)
+    # a lake refuses the commit when a concurrent writer changed the same tables: nothing committed, tried again
+    retry_on_conflict(lambda: _publish(con, delivery, delivery_id, stats, ingested_at, slices))
     log.info("loaded %s into %d slice(s)", delivery_id, len(slices))
     return _result(con, delivery_id, slices, unchanged=False)
 
@@ -353,17 +354,6 @@ def _publish(
     slices: Sequence[SliceKey],
 ) -> None:
     """One transaction: the delivery becomes the owner of its slices (their older rows become invisible)."""
-    retry_on_conflict(lambda: _take_ownership(con, delivery, delivery_id, stats, ingested_at, slices))
-
-
-def _take_ownership(
-    con: duckdb.DuckDBPyConnection,
-    delivery: Delivery,
-    delivery_id: str,
-    stats: FileStats,
-    ingested_at: dt.datetime,
-    slices: Sequence[SliceKey],
-) -> None:
     with transaction(con):
         _supersede_held(con, delivery_id)
         _take_over_slices(con, delivery, delivery_id, slices)
