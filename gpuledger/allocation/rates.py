@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import duckdb
 
-from gpuledger.normalize.files import first_bad_row, read_raw
+from gpuledger.normalize.files import create_temp_view, first_bad_row, read_raw
 from gpuledger.warehouse.database import replace_ref_table
 from models.config import ReportingConfig
 from models.currencies import ISO_4217_CODES
@@ -37,7 +37,7 @@ def store_exchange_rates(con: duckdb.DuckDBPyConnection, reporting: ReportingCon
         bad = first_bad_row(con, path, column, predicate, params if "$codes" in predicate else None)
         if bad:
             raise InputError(path, f"{bad[1]!r} {problem}", row=bad[0], column=column)
-    raw.create_view("rates_raw", replace=True)
+    create_temp_view(con, "rates_raw", raw)
     con.execute(
         "INSERT INTO alloc.exchange_rates SELECT CAST(trim(date) AS DATE), trim(currency), $reporting,"
         " CAST(trim(rate) AS DECIMAL(38, 18)), $file FROM rates_raw",

@@ -210,6 +210,9 @@ def test_a_delivery_staged_a_part_per_file_has_the_rows_it_has_staged_whole(tmp_
                 "SELECT count(DISTINCT ServiceCategory) FROM focus.costs GROUP BY ServiceName ORDER BY 1 DESC LIMIT 1"
             ).fetchone()
             assert categories == (1,)
+            # the reader's views are the session's own, never stored in the warehouse (on a lake: in its catalog)
+            stored = "SELECT view_name FROM duckdb_views() WHERE NOT temporary AND schema_name = 'main'"
+            assert con.execute(stored).fetchall() == []
     assert seen["part-per-file"] == seen["whole"]
     rows = seen["whole"][0]
     assert len(rows) == len({row for row in rows})  # no row lost to another's identity, none twice
