@@ -92,16 +92,21 @@ def test_the_warehouse_is_the_file_unless_a_lake_catalog_is_configured(home):
     assert load_warehouse_config(home) == WarehouseConfig()  # no gpuledger.toml at all
     (home / "gpuledger.toml").write_text(
         '[warehouse]\ncatalog = "ducklake:postgres:dbname=lake host=pg"\ndata_path = "s3://b/lake/"\nworkers = 3\n'
-        's3_endpoint_url = "http://127.0.0.1:9000"\n',
+        's3_endpoint_url = "http://127.0.0.1:9000"\npart_size_mb = 256\n',
         encoding="utf-8",
     )
     lake = load_warehouse_config(home)
     assert lake == load_config(home).warehouse
     assert lake == WarehouseConfig(
         catalog="ducklake:postgres:dbname=lake host=pg", data_path="s3://b/lake/",
-        s3_endpoint_url="http://127.0.0.1:9000", workers=3,
+        s3_endpoint_url="http://127.0.0.1:9000", workers=3, part_size_mb=256,
     )  # fmt: skip
     assert lake.is_lake and not WarehouseConfig().is_lake
+
+
+def test_the_file_warehouse_takes_a_part_size_too(home):
+    (home / "gpuledger.toml").write_text("[warehouse]\npart_size_mb = 0\n", encoding="utf-8")
+    assert load_warehouse_config(home) == WarehouseConfig(part_size_mb=0)  # a part per file, one writer
 
 
 def test_a_file_catalog_and_a_local_data_path_are_relative_to_the_home(home):
@@ -121,6 +126,8 @@ def test_a_file_catalog_and_a_local_data_path_are_relative_to_the_home(home):
         ('catalog = "ducklake:x"\ndata_path = "d"\nworkers = 0\n', "warehouse.workers"),
         ('catalog = "ducklake:x"\ndata_path = "d"\ns3_endpoint_url = "127.0.0.1:9000"\n', "warehouse.s3_endpoint_url"),
         ("workers = 2\n", "warehouse.workers"),  # one DuckDB file takes one writing process
+        ("part_size_mb = -1\n", "warehouse.part_size_mb"),
+        ('part_size_mb = "1GB"\n', "warehouse.part_size_mb"),
     ],
 )
 def test_warehouse_mistakes_name_the_key(home, table, column):
