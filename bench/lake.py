@@ -13,6 +13,12 @@ as in production. Prints, per configuration, wall seconds, FOCUS rows per second
 the last lines are machine-readable:
 
     bench-lake backend=B workers=W rows=N seconds=S rows_per_s=R peak_rss_mb=M
+
+``--split K`` measures one huge delivery instead (decision 0021): the CUR 2.0 export cut into K Parquet files, loaded
+whole on the file warehouse and on a lake, then staged a part per file on a lake by 1 and by 2 processes
+(``[warehouse] part_size_mb = 0``, ``workers``); the last lines then read
+
+    bench-lake-parts backend=B parts=P workers=W rows=N seconds=S rows_per_s=R peak_rss_mb=M
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import sys
 import tempfile
 import time
 import uuid
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -41,9 +48,14 @@ def main() -> int:
     parser.add_argument("--data-path", required=True, help="where the lakes' data files go (s3://... or a folder)")
     parser.add_argument("--s3-endpoint-url", help="an S3-compatible server")
     parser.add_argument("--data-dir", type=Path, default=REPO / "bench" / "data")
+    parser.add_argument("--split", type=int, help="one CUR 2.0 delivery cut into this many files, staged in parts")
     args = parser.parse_args()
     import run as single  # bench/run.py: the generators and the discovery of a generated export
 
+    if args.split:
+        return _measure_parts(
+            _split_delivery(single.generated_export(args.data_dir, args.rows, EXPORTS[0]), args), args
+        )
     deliveries = [single.generated_export(args.data_dir, args.rows, fmt) for fmt in EXPORTS]
     results = [_measure(None, 1, deliveries, args)]
     for workers in (1, 2):
@@ -89,6 +101,74 @@ def _measure(
     rows, rss = sum(r for r, _ in loads), max(m for _, m in loads)
     print(f"  {rows:,} FOCUS rows in {seconds:.2f} s ({rows / seconds:,.0f} rows/s)", flush=True)
     return backend, workers, rows, seconds, rss
+
+
+def _split_delivery(delivery: object, args: argparse.Namespace) -> object:
+    """The export's one file cut into ``--split`` Parquet files by row ranges (the provider's line-item ids are
+    unique, so the files list each line item once), as one loose-files delivery."""
+    import duckdb
+
+    from gpuledger.warehouse.sqlfiles import quote_literal
+    from models.delivery import Delivery
+
+    whole = delivery.files[0]  # type: ignore[attr-defined]
+    folder = args.data_dir / f"{whole.parent.name}-split-{args.split}"
+    if not folder.exists():
+        scratch = folder.with_name(folder.name + ".partial")
+        scratch.mkdir(parents=True, exist_ok=True)
+        with duckdb.connect() as con:
+            rows = con.execute("SELECT count(*) FROM read_parquet($f)", {"f": str(whole)}).fetchone()[0]  # type: ignore[index]
+            size = -(-rows // args.split)
+            for number in range(args.split):
+                target = scratch / f"helios-bench-{number + 1:05d}.snappy.parquet"
+                rows_of = "SELECT * EXCLUDE (file_row_number) FROM read_parquet($f, file_row_number = true)"
+                con.execute(
+                    f"COPY ({rows_of} WHERE file_row_number >= $low AND file_row_number < $high)"
+                    f" TO {quote_literal(str(target))} (FORMAT parquet)",
+                    {"f": str(whole), "low": number * size, "high": (number + 1) * size},
+                )
+        scratch.rename(folder)
+    return Delivery("aws-cur2", tuple(sorted(folder.glob("*.parquet"))))
+
+
+def _measure_parts(delivery: object, args: argparse.Namespace) -> int:
+    configurations = [(None, None, 1), (_new_lake(args), None, 1), (_new_lake(args), 0, 1), (_new_lake(args), 0, 2)]
+    results = []
+    for warehouse, part_size_mb, workers in configurations:
+        home = Path(tempfile.mkdtemp(prefix="gpuledger-bench-parts-", dir=args.data_dir))
+        if warehouse:
+            extra = f"part_size_mb = {part_size_mb}\nworkers = {workers}\n" if part_size_mb is not None else ""
+            (home / "gpuledger.toml").write_text(warehouse + extra, encoding="utf-8")
+        backend = "lake" if warehouse else "file"
+        parts = len(delivery.files) if part_size_mb == 0 else 1  # type: ignore[attr-defined]
+        print(f"{backend}, {parts} part(s), {workers} worker(s) ...", flush=True)
+        # a loading process of its own (not a Pool's daemonic worker: it starts the part processes)
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            rows, seconds, rss = pool.submit(_load_in_parts, str(home), delivery).result()
+        print(f"  {rows:,} FOCUS rows in {seconds:.2f} s ({rows / seconds:,.0f} rows/s)", flush=True)
+        results.append((backend, parts, workers, rows, seconds, rss))
+    for backend, parts, workers, rows, seconds, rss in results:
+        print(
+            f"bench-lake-parts backend={backend} parts={parts} workers={workers} rows={rows} seconds={seconds:.2f}"
+            f" rows_per_s={rows / seconds:.0f} peak_rss_mb={rss:.0f}"
+        )
+    return 0
+
+
+def _load_in_parts(home: str, delivery: object) -> tuple[int, float, float]:
+    """FOCUS rows loaded, seconds, and the peak RSS in MB of this process or a part process it started."""
+    from gpuledger.gates.load import load_delivery
+    from gpuledger.warehouse.home import open_warehouse
+    from pipelines.deliveries import part_staging
+
+    open_warehouse(Path(home)).close()  # migrated before the clock starts
+    part_bytes, stager = part_staging(Path(home))
+    started = time.perf_counter()
+    with open_warehouse(Path(home)) as con:
+        result = load_delivery(con, delivery, part_bytes=part_bytes, stager=stager)  # type: ignore[arg-type]
+    seconds = time.perf_counter() - started
+    rss = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024
+    return sum(s.rows for s in result.slices), seconds, rss
 
 
 def _load(home: str, delivery: object) -> tuple[int, float]:
