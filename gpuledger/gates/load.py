@@ -270,10 +270,11 @@ def stage_part(con: duckdb.DuckDBPyConnection, part: Part) -> None:
         try:
             # the reader notes here the source rows it did not load (GCP: records an earlier extract delivered)
             con.execute("CREATE TEMP TABLE IF NOT EXISTS source_skipped (change VARCHAR, rows BIGINT)")
+            started_at = dt.datetime.now(dt.UTC)
             # temp tables and views only, made before the transaction: uncommitted rows scan slower (GCP: 2x the insert)
             raw = model.read_files(con, part.files)
             cast_columns = model.create_source_view(con, raw, part.files)
-            retry_on_conflict(lambda: _commit_part(con, part, model, raw, cast_columns, gzip_check))
+            retry_on_conflict(lambda: _commit_part(con, part, model, raw, cast_columns, gzip_check, started_at))
         except Exception:
             gzip_check.result()  # a truncated file explains whatever its read raised
             raise
@@ -287,18 +288,20 @@ def _commit_part(
     raw: duckdb.DuckDBPyRelation,
     cast_columns: dict[str, str],
     gzip_check: GzipCheck,
+    started_at: dt.datetime,
 ) -> None:
     with transaction(con):
         _insert_focus_rows(con, part, model, raw, cast_columns)
-        # the format's source-totals model, a project SQL file, as the subquery of one insert; now(): when the
-        # part's transaction began, get_current_timestamp(): once its FOCUS rows are in
+        # the format's source-totals model, a project SQL file, as the subquery of one insert; the times are the
+        # clock's (DuckDB's now() and get_current_timestamp() both give the transaction's start)
         totals = (
             "INSERT INTO meta.source_totals BY NAME SELECT $id AS delivery_id, $part AS part,"
-            " now() AS staging_started_at, get_current_timestamp() AS staged_at, * FROM ({})"
+            " $started_at AS staging_started_at, $staged_at AS staged_at, * FROM ({})"
         )
+        times = {"started_at": started_at, "staged_at": dt.datetime.now(dt.UTC)}  # once its FOCUS rows are in
         try:
             sql = totals.format(load_sql(model.source_totals_sql))
-            con.execute(sql, {"id": part.delivery_id, "part": part.number})
+            con.execute(sql, {"id": part.delivery_id, "part": part.number} | times)
         except duckdb.Error as exc:  # the totals read columns the model does not (the file's every cell counts)
             raise read_error(part.files, exc) or exc from exc
         gzip_check.result()
