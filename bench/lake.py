@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import os
 import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from concurrent.futures import ProcessPoolExecutor
@@ -156,19 +158,50 @@ def _measure_parts(delivery: object, args: argparse.Namespace) -> int:
 
 
 def _load_in_parts(home: str, delivery: object) -> tuple[int, float, float]:
-    """FOCUS rows loaded, seconds, and the peak RSS in MB of this process or a part process it started."""
+    """FOCUS rows loaded, seconds, and the largest resident set in MB of this process or a part process it started
+    (sampled from /proc: ``ru_maxrss`` would carry the bench process's own peak over ``exec``)."""
     from gpuledger.gates.load import load_delivery
     from gpuledger.warehouse.home import open_warehouse
     from pipelines.deliveries import part_staging
 
     open_warehouse(Path(home)).close()  # migrated before the clock starts
     part_bytes, stager = part_staging(Path(home))
+    peak = [0]
+    loading = threading.Event()
+    sampler = threading.Thread(target=_sample_rss, args=(os.getpid(), peak, loading), daemon=True)
+    sampler.start()
     started = time.perf_counter()
     with open_warehouse(Path(home)) as con:
         result = load_delivery(con, delivery, part_bytes=part_bytes, stager=stager)  # type: ignore[arg-type]
     seconds = time.perf_counter() - started
-    rss = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024
-    return sum(s.rows for s in result.slices), seconds, rss
+    loading.set()
+    sampler.join()
+    return sum(s.rows for s in result.slices), seconds, peak[0] / 1024
+
+
+def _sample_rss(pid: int, peak: list[int], done: threading.Event) -> None:
+    """The largest VmRSS (kB) of ``pid`` and its descendants, every 50 ms until ``done``."""
+    while not done.wait(0.05):
+        for process in _tree(pid):
+            try:
+                status = Path(f"/proc/{process}/status").read_text(encoding="utf-8")
+            except OSError:  # ended meanwhile
+                continue
+            rss = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
+            peak[0] = max(peak[0], rss)
+
+
+def _tree(pid: int) -> list[int]:
+    found, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        found.append(current)
+        for children in Path(f"/proc/{current}/task").glob("*/children"):
+            try:
+                pending += [int(child) for child in children.read_text(encoding="utf-8").split()]
+            except OSError:
+                continue
+    return found
 
 
 def _load(home: str, delivery: object) -> tuple[int, float]:
