@@ -1316,49 +1316,72 @@ def _write_cur2_demo(con: duckdb.DuckDBPyConnection, root: Path, seed: int) -> D
     return DemoSource(name=_CUR2_EXPORT, format="aws-cur2", path=bucket / export_key)
 
 
-def _write_cur1_demo(con: duckdb.DuckDBPyConnection, root: Path, seed: int) -> DemoSource:
-    payer = _helios_vision()
-    bucket = root / _CUR1_BUCKET
+def _deliver_cur1(con: duckdb.DuckDBPyConnection, root: Path, payer: _Payer, delivery: _Delivery, parts: int,
+                  seed: int) -> DemoSource:  # fmt: skip
+    """Write one CUR 1 assembly of ``payer``'s month in ``parts`` files, and the manifest naming them."""
+    bucket, period = root / _CUR1_BUCKET, delivery.period
     report_key = f"{_CUR1_PREFIX}/{_CUR1_REPORT}"
+    range_key = f"{report_key}/{period.cur1_range}"
+    keys = [f"{range_key}/{delivery.version_id}/{_CUR1_REPORT}-{n}.csv.gz" for n in range(1, parts + 1)]
+    rows = _build_delivery(con, payer, delivery, seed)
+    _write_parts(con, "aws-cur1", rows, [bucket / key for key in keys])
     columns = [
         {"category": header.split("/", 1)[0], "name": header.split("/", 1)[1], "type": kind}
         for header, kind, _ in _cur1_columns()
     ]
-    october, november = Period("2026-10"), Period("2026-11")
-
-    def deliver(delivery: _Delivery, parts: int) -> None:
-        period = delivery.period
-        range_key = f"{report_key}/{period.cur1_range}"
-        keys = [f"{range_key}/{delivery.version_id}/{_CUR1_REPORT}-{n}.csv.gz" for n in range(1, parts + 1)]
-        rows = _build_delivery(con, payer, delivery, seed)
-        _write_parts(con, "aws-cur1", rows, [bucket / key for key in keys])
-        _write_json(
-            bucket / range_key / f"{_CUR1_REPORT}-Manifest.json",
-            {
-                "assemblyId": delivery.version_id,
-                "account": payer.account,
-                "columns": columns,
-                "charset": "UTF-8",
-                "compression": "GZIP",
-                "contentType": "text/csv",
-                "reportId": digest(seed, "report", _CUR1_REPORT).hex(),
-                "reportName": _CUR1_REPORT,
-                "billingPeriod": {
-                    "start": f"{period.start:%Y%m%dT%H%M%S}.000Z",
-                    "end": f"{period.end:%Y%m%dT%H%M%S}.000Z",
-                },
-                "bucket": _CUR1_BUCKET,
-                "reportKeys": keys,
+    _write_json(
+        bucket / range_key / f"{_CUR1_REPORT}-Manifest.json",
+        {
+            "assemblyId": delivery.version_id,
+            "account": payer.account,
+            "columns": columns,
+            "charset": "UTF-8",
+            "compression": "GZIP",
+            "contentType": "text/csv",
+            "reportId": digest(seed, "report", _CUR1_REPORT).hex(),
+            "reportName": _CUR1_REPORT,
+            "billingPeriod": {
+                "start": f"{period.start:%Y%m%dT%H%M%S}.000Z",
+                "end": f"{period.end:%Y%m%dT%H%M%S}.000Z",
             },
-        )
-
-    deliver(_Delivery(seeded_uuid(seed, "cur1", october.label, 1), october, None, final=True), parts=2)
-    deliver(
-        _Delivery(seeded_uuid(seed, "cur1", november.label, 1), november, _RESTATED_AFTER_DAYS, final=False),
-        parts=1,
+            "bucket": _CUR1_BUCKET,
+            "reportKeys": keys,
+        },
     )
-    deliver(_Delivery(seeded_uuid(seed, "cur1", november.label, 2), november, None, final=True), parts=1)
     return DemoSource(name=_CUR1_REPORT, format="aws-cur1", path=bucket / report_key)
+
+
+def _write_cur1_demo(con: duckdb.DuckDBPyConnection, root: Path, seed: int) -> DemoSource:
+    payer = _helios_vision()
+    october, november = Period("2026-10"), Period("2026-11")
+    october_final = _Delivery(seeded_uuid(seed, "cur1", october.label, 1), october, None, final=True)
+    _deliver_cur1(con, root, payer, october_final, 2, seed)
+    nov_first = _Delivery(seeded_uuid(seed, "cur1", november.label, 1), november, _RESTATED_AFTER_DAYS, final=False)
+    _deliver_cur1(con, root, payer, nov_first, 1, seed)
+    nov_final = _Delivery(seeded_uuid(seed, "cur1", november.label, 2), november, None, final=True)
+    return _deliver_cur1(con, root, payer, nov_final, 1, seed)
+
+
+def write_cur1_month(
+    root: Path, month: str, *, reservation_bought: str, final: bool = True, seed: int = 2026
+) -> DemoSource:
+    """Write one month of the legacy CUR 1 payer (004455667788) alone under ``root``, in two files.
+
+    ``final`` writes the closed month's assembly; False its first version, metered over the month's first
+    28 days (writing the final one later restates it). The payer's p4d reservation is bought in
+    ``reservation_bought``, so months before the demo's October hold reserved usage too.
+    """
+    payer = _helios_vision()
+    assert payer.reservation is not None
+    payer = replace(payer, reservation=replace(payer.reservation, purchase_period=reservation_bought))
+    period = Period(month)
+    usage_days = None if final else _RESTATED_AFTER_DAYS
+    delivery = _Delivery(seeded_uuid(seed, "cur1-alone", month, int(final)), period, usage_days, final=final)
+    con = connect()
+    try:
+        return _deliver_cur1(con, root, payer, delivery, 2, seed)
+    finally:
+        con.close()
 
 
 def demo_instance_id(key: str, seed: int = 2026) -> str:

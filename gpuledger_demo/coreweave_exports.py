@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -169,10 +170,11 @@ def _rows(seed: int, period: Period) -> list[dict[str, str | None]]:
     return rows
 
 
-def write_coreweave_demo_exports(root: Path, seed: int = 2026) -> Path:
-    """Write the CoreWeave FOCUS export of 2026-10 and 2026-11 under ``root``; returns the source folder."""
+def write_coreweave_demo_exports(root: Path, seed: int = 2026, months: Sequence[str] = MONTHS) -> Path:
+    """Write the CoreWeave FOCUS export of ``months`` (the demo's 2026-10 and 2026-11) under ``root``; returns the
+    source folder."""
     folder = root / "coreweave"
-    for label in MONTHS:
+    for label in months:
         period = Period(label)
         target = folder / label / f"coreweave-focus-{label}.csv"
         target.parent.mkdir(parents=True, exist_ok=True)

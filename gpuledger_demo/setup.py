@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import re
 import tomllib
+from collections.abc import Sequence
 from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
 
 from connectors.azure.exports import COMBINED_FORMAT
-from gpuledger_demo.aws_exports import write_demo_exports
+from gpuledger_demo.aws_exports import write_cur1_month, write_demo_exports
 from gpuledger_demo.azure_exports import write_azure_demo_exports
 from gpuledger_demo.coreweave_exports import SOURCE_NAME as COREWEAVE_SOURCE
 from gpuledger_demo.coreweave_exports import write_coreweave_demo_exports
@@ -27,9 +28,6 @@ _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 def write_demo_home(home: Path) -> Path:
     """(Re)generate the sample exports under ``<home>/exports``, the telemetry under ``<home>/telemetry``, and
     write ``<home>/gpuledger.toml``, keeping the ``[warehouse]`` table it had (the demo on a DuckLake)."""
-    home.mkdir(parents=True, exist_ok=True)
-    config = home / CONFIG_FILE
-    warehouse = tomllib.loads(config.read_text(encoding="utf-8")).get("warehouse") if config.exists() else None
     exports = home / EXPORTS_FOLDER
     sources = [(s.name, s.format, s.path) for s in write_demo_exports(exports)]
     # the Azure export pair (actual + amortized) is one combined source: the folder holding both exports
@@ -40,6 +38,32 @@ def write_demo_home(home: Path) -> Path:
     sources.append(("helios-gcp-billing", gcp.format, gcp.path.parent))
     # a specialist GPU cloud's FOCUS files, one folder per billing month
     sources.append((COREWEAVE_SOURCE, "focus", write_coreweave_demo_exports(exports)))
+    return _write_home(home, sources)
+
+
+def write_two_provider_home(home: Path, months: Sequence[str]) -> Path:
+    """Lay out a smaller home of two providers over ``months`` (consecutive): the legacy CUR 1 payer (AWS) and the
+    CoreWeave FOCUS export, with the demo's telemetry (2026-10 and 2026-11) and ``[warehouse]`` kept as
+    :func:`write_demo_home` does. Every AWS month is a final assembly in two files but the last, whose first
+    version (28 days metered) :func:`restate_last_aws_month` replaces."""
+    exports = home / EXPORTS_FOLDER
+    for month in months:
+        aws = write_cur1_month(exports, month, reservation_bought=months[0], final=month != months[-1])
+    coreweave = write_coreweave_demo_exports(exports, months=months)
+    return _write_home(home, [(aws.name, aws.format, aws.path), (COREWEAVE_SOURCE, "focus", coreweave)])
+
+
+def restate_last_aws_month(home: Path, months: Sequence[str]) -> None:
+    """Deliver the final assembly of the last month of :func:`write_two_provider_home`'s AWS payer: AWS
+    restating an in-month delivery."""
+    write_cur1_month(home / EXPORTS_FOLDER, months[-1], reservation_bought=months[0])
+
+
+def _write_home(home: Path, sources: list[tuple[str, str, Path]]) -> Path:
+    """Generate the telemetry and the rates, and write the configuration of ``sources`` (name, format, path)."""
+    home.mkdir(parents=True, exist_ok=True)
+    config = home / CONFIG_FILE
+    warehouse = tomllib.loads(config.read_text(encoding="utf-8")).get("warehouse") if config.exists() else None
     telemetry = write_demo_telemetry(home / TELEMETRY_FOLDER)
     lines = ["# Written by `gpuledger demo`: the generated sample exports of the fictional Helios Labs.\n"]
     for name, fmt, path in sources:
