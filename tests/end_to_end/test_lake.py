@@ -1,8 +1,9 @@
-"""The warehouse as a DuckLake (Postgres catalog, data files on an S3-compatible server), loaded by two worker
-processes at once, each staging a delivery's files a part per file in processes of its own: one killed after
-staging and run again, a restatement loaded beside it; then allocation and publish. What analysts get must equal a
+"""The warehouse as a DuckLake (Postgres catalog, data files on an S3-compatible server) holding two providers over
+three months (AWS CUR 1 in two files a month, CoreWeave FOCUS), loaded by two worker processes at once, each
+staging a delivery's files a part per file in processes of its own: one provider's loads killed after staging and
+run again, an AWS restatement loaded beside them; then allocation and publish. What analysts get must equal a
 sequential run on the file warehouse of the same exports (deliveries staged whole), the money must reconcile
-exactly, and the killed worker's rows must never have been visible (docs/decisions/0020, 0021)."""
+exactly, and the killed workers' rows must never have been visible (docs/decisions/0020, 0021)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ import sys
 from collections.abc import Iterator
 from contextlib import closing
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
 
 import duckdb
@@ -27,16 +27,20 @@ from gpuledger.gates.verdicts import source_mismatches
 from gpuledger.publish.snapshot import ANALYST_FILE, STATUS_FILE
 from gpuledger.warehouse.failpoints import FAILPOINT_ENV
 from gpuledger.warehouse.home import connect_warehouse, open_warehouse
-from gpuledger_demo.setup import write_demo_home
+from gpuledger_demo.coreweave_exports import SOURCE_NAME as COREWEAVE_SOURCE
+from gpuledger_demo.setup import EXPORTS_FOLDER, restate_last_aws_month, write_two_provider_home
 from models.config import CONFIG_FILE
+from pipelines.batches import ingestion_partition_key
 from pipelines.runner import RunFailed, dagster_instance, run_pipeline
 from tests.end_to_end.test_crash_safety import assert_published_equal
 from tests.fixtures.lake_servers import postgres, s3_keys, s3_server
-from tests.fixtures.restatements import restate_october
 
 BUCKET = "gpuledger-lake"
-KILLED_SOURCE = "helios-gcp-billing"
-"""The source whose loads die at the failpoint after staging (both of its months, in their workers)."""
+MONTHS = ("2026-09", "2026-10", "2026-11")
+AWS_SOURCE = "helios-legacy-cur"
+"""The AWS payer: its last month is restated while the killed loads run again."""
+KILLED_SOURCE = COREWEAVE_SOURCE
+"""The source whose loads die at the failpoint after staging (all of its months, in their workers)."""
 DUCKDB_1_4 = Path(__file__).parents[2] / ".venv-duckdb-1.4" / "bin" / "python"
 
 
@@ -48,12 +52,12 @@ class LakeRun:
     s3_url: str
     killed: str
     """What the first lake run raised."""
-    visible_after_kill: list[tuple[object, ...]]
-    """(source, slices) visible after the killed run, read by a new process."""
+    owners_after_kill: list[tuple[object, ...]]
+    """(source, month, owning delivery) of every slice visible after the killed run, read by a new process."""
     staged_after_kill: int
     """FOCUS rows the killed loads staged (committed, never owned)."""
-    ingestion_runs: list[tuple[str, float, float]]
-    """(partition, start, end) of every successful ingestion run on the lake."""
+    ingestion_runs: list[tuple[str, DagsterRunStatus, float, float]]
+    """(partition, status, start, end) of every finished ingestion run on the lake."""
 
 
 @pytest.fixture(scope="module")
@@ -70,11 +74,13 @@ def lake_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LakeRun]:
         env.setenv("AWS_SHARED_CREDENTIALS_FILE", str(base / "no-aws-credentials"))
         env.setenv("DAGSTER_HOME", str(base / "dagster-file"))
         # the reference: the same deliveries in the same order (a run, a restatement, a run), one writer, the file
-        # (one generation, copied: file times are delivery versions where a manifest has none)
-        write_demo_home(pristine := base / "pristine")
+        # (one generation of the exports and one of the restatement, copied: file times are the assemblies' versions)
+        write_two_provider_home(pristine := base / "pristine", MONTHS)
+        shutil.copytree(pristine, restated := base / "restated", symlinks=True)
+        restate_last_aws_month(restated, MONTHS)
         shutil.copytree(pristine, home, symlinks=True)
         run_pipeline(home)
-        restate_october(home, Decimal("100"))
+        shutil.copytree(restated / EXPORTS_FOLDER, home / EXPORTS_FOLDER, symlinks=True, dirs_exist_ok=True)
         run_pipeline(home)
         reference = base / "reference-analyst.duckdb"
         (home / ANALYST_FILE).rename(reference)
@@ -92,22 +98,28 @@ def lake_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LakeRun]:
         with pytest.raises(RunFailed) as killed:
             run_pipeline(home)
         env.delenv(FAILPOINT_ENV)
-        visible = _read_in_new_process(home, "SELECT source_name, count(*) FROM meta.slices GROUP BY 1 ORDER BY 1")
+        owners = _read_in_new_process(home, _OWNERS)
         with closing(connect_warehouse(home, read_only=True)) as con:
-            # the killed loads are the only GCP ones: their rows, committed by the write step, owned by nobody
+            # rows committed by the killed loads' write step, owned by nobody
             staged = con.execute(
-                "SELECT count(*) FROM focus.cost_rows WHERE ProviderName = 'Google Cloud'"
-                " AND x_DeliveryId NOT IN (SELECT delivery_id FROM meta.slices)"
+                "SELECT count(*) FROM focus.cost_rows WHERE x_DeliveryId NOT IN (SELECT delivery_id FROM meta.slices)"
             ).fetchone()
         # the killed loads again, and a restatement of another slice, loaded at the same time
-        restate_october(home, Decimal("100"))
+        shutil.copytree(restated / EXPORTS_FOLDER, home / EXPORTS_FOLDER, symlinks=True, dirs_exist_ok=True)
         run_pipeline(home)
         with dagster_instance(home) as instance:
-            records = instance.get_run_records(
-                RunsFilter(job_name="focus_ingestion", statuses=[DagsterRunStatus.SUCCESS])
-            )
-            runs = [(r.dagster_run.tags["dagster/partition"], r.start_time, r.end_time) for r in records]
-        yield LakeRun(home, reference, s3_url, str(killed.value), visible, int(staged[0]), runs)  # type: ignore[index,arg-type]
+            finished = [DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE]
+            records = instance.get_run_records(RunsFilter(job_name="focus_ingestion", statuses=finished))
+            runs = [
+                (r.dagster_run.tags["dagster/partition"], r.dagster_run.status, r.start_time, r.end_time)
+                for r in records
+            ]
+        yield LakeRun(home, reference, s3_url, str(killed.value), owners, int(staged[0]), runs)  # type: ignore[index,arg-type]
+
+
+_OWNERS = (
+    "SELECT s.source_name, strftime(s.billing_period_start, '%Y-%m'), s.delivery_id FROM meta.slices AS s ORDER BY ALL"
+)
 
 
 def _read_in_new_process(home: Path, query: str) -> list[tuple[object, ...]]:
@@ -124,24 +136,33 @@ def _read_in_new_process(home: Path, query: str) -> list[tuple[object, ...]]:
     return [tuple(row) for row in json.loads(done.stdout)]
 
 
-def test_a_killed_worker_fails_its_partition_alone_and_none_of_its_rows_are_visible(lake_run: LakeRun) -> None:
+def test_killed_workers_fail_their_partitions_alone_and_none_of_their_rows_are_visible(lake_run: LakeRun) -> None:
     assert "worker process died (exit code -9)" in lake_run.killed
-    assert lake_run.staged_after_kill > 0  # it had staged rows ...
-    sources = dict(lake_run.visible_after_kill)
-    assert KILLED_SOURCE not in sources  # ... that no reader saw
-    assert len(sources) == 4 and all(count >= 2 for count in sources.values())  # the other workers' slices are in
+    with duckdb.connect(str(lake_run.reference), read_only=True) as reference:
+        killed_rows = reference.execute(
+            "SELECT count(*) FROM focus.costs WHERE ProviderName = 'CoreWeave'"  # the killed source's provider alone
+        ).fetchone()
+    assert killed_rows is not None and lake_run.staged_after_kill == killed_rows[0] > 0  # all staged ...
+    # ... none seen by a reader; the other worker's slices are in
+    assert [(source, month) for source, month, _ in lake_run.owners_after_kill] == [(AWS_SOURCE, m) for m in MONTHS]
     going = [DagsterRunStatus.STARTING, DagsterRunStatus.STARTED]
     with dagster_instance(lake_run.home) as instance:  # the dead workers' runs were marked failed, none waits on them
         assert instance.get_run_records(RunsFilter(job_name="focus_ingestion", statuses=going)) == []
-        failed = instance.get_run_records(RunsFilter(job_name="focus_ingestion", statuses=[DagsterRunStatus.FAILURE]))
-    assert len(failed) == 2
+    assert sorted(p for p, status, *_ in lake_run.ingestion_runs if status == DagsterRunStatus.FAILURE) == [
+        str(ingestion_partition_key(month, "focus")) for month in MONTHS
+    ]
 
 
 def test_two_ingestion_workers_loaded_at_the_same_time(lake_run: LakeRun) -> None:
-    runs = sorted(lake_run.ingestion_runs, key=lambda r: r[1])
-    assert len(runs) == 9  # 6 of 8 partitions, then the 2 killed ones again and the restated one
-    overlapping = [(a[0], b[0]) for a, b in itertools.pairwise(runs) if b[1] < a[2]]
+    runs = sorted(lake_run.ingestion_runs, key=lambda r: r[2])
+    assert len(runs) == 10  # 6 partitions (3 killed), then the 3 killed ones again and the restated one
+    overlapping = [(a[0], b[0]) for a, b in itertools.pairwise(runs) if b[2] < a[3]]
     assert len(overlapping) >= 3, runs
+    # the restatement was loaded while a killed load ran again
+    restated = str(ingestion_partition_key(MONTHS[-1], "aws"))
+    *_, (_, _, start, end) = (run for run in runs if run[0] == restated)
+    retried = [run for run in runs[len(MONTHS) * 2 :] if run[0] != restated]
+    assert any(other_start < end and start < other_end for *_, other_start, other_end in retried), runs
 
 
 def test_every_slice_is_owned_by_its_newest_delivery_and_reconciles_exactly(lake_run: LakeRun) -> None:
@@ -152,9 +173,14 @@ def test_every_slice_is_owned_by_its_newest_delivery_and_reconciles_exactly(lake
         " s.billing_period_start, '%Y-%m') AND n.version_time > d.version_time) FROM meta.slices AS s"
         " JOIN meta.deliveries AS d USING (delivery_id) ORDER BY ALL",
     )
-    assert len(owners) == 10 and all(newer == 0 for *_, newer in owners), owners  # 5 sources x 2 months
-    restated = [d for source, month, d, _ in owners if (source, month) == ("helios-azure-mca", "2026-10")]
-    assert len(restated) == 1 and "00000000-0000-0000-0000-000000000001" in str(restated[0])  # the restatement's run
+    assert [(source, month) for source, month, *_ in owners] == sorted(
+        (source, month) for source in (AWS_SOURCE, KILLED_SOURCE) for month in MONTHS
+    )
+    assert all(newer == 0 for *_, newer in owners), owners
+    # the restated month changed hands; the other AWS months kept the owner they had before it
+    before = {(source, month): delivery for source, month, delivery in lake_run.owners_after_kill}
+    changed = [(s, m) for s, m, delivery, _ in owners if (s, m) in before and before[s, m] != delivery]
+    assert changed == [(AWS_SOURCE, MONTHS[-1])]
     with closing(connect_warehouse(lake_run.home, read_only=True)) as con:
         deliveries = {row[2] for row in owners}
         assert {d: source_mismatches(con, str(d)) for d in deliveries} == {d: () for d in deliveries}
@@ -167,11 +193,8 @@ def test_deliveries_of_several_files_were_staged_a_part_per_file(lake_run: LakeR
         " JOIN meta.deliveries AS d USING (delivery_id) JOIN meta.source_totals AS t USING (delivery_id)"
         " GROUP BY d.delivery_id, d.source_format, len(d.files) ORDER BY ALL",
     )
-    # the file warehouse's reference staged every delivery whole; formats read whole (GCP's extracts repeat each
-    # other, Azure's actual and amortized files make one dataset) are one part
-    assert [(f, files, parts) for f, files, parts in staged if files > 1] == [
-        ("aws-cur1", 2, 2), ("azure-cost-details", 2, 1), ("azure-cost-details", 4, 1), ("gcp-bq", 2, 1)
-    ]  # fmt: skip
+    # the file warehouse's reference staged every delivery whole
+    assert staged == [("aws-cur1", 2, 2)] * len(MONTHS) + [("focus", 1, 1)] * len(MONTHS)
 
 
 def test_analysts_get_what_a_sequential_run_on_the_file_warehouse_published(lake_run: LakeRun) -> None:
@@ -186,7 +209,9 @@ def test_the_analyst_file_of_a_lake_opens_with_duckdb_1_4(lake_run: LakeRun) -> 
         check=True, capture_output=True, text=True,
     )  # fmt: skip
     version, rows = opened.stdout.split()
-    assert version.startswith("1.4.") and int(rows) > 30_000
+    with duckdb.connect(str(lake_run.reference), read_only=True) as reference:
+        published = reference.execute("SELECT count(*) FROM focus.costs").fetchone()
+    assert version.startswith("1.4.") and published is not None and int(rows) == published[0] > 0
 
 
 def test_the_vacuum_leaves_no_unowned_rows_nor_orphaned_files(lake_run: LakeRun) -> None:
@@ -250,4 +275,4 @@ def test_analysts_attach_the_published_lake_snapshot_read_only_after_the_vacuum(
     assert on_lake["showback.team_month"] and all(
         on_lake[t] == json.loads(json.dumps(rows, default=str)) for t, rows in in_file.items()
     )
-    assert len(on_lake["meta.slices"]) == 10
+    assert len(on_lake["meta.slices"]) == 2 * len(MONTHS)
