@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import duckdb
 
-from gpuledger.normalize.files import create_temp_view, first_bad_row, read_raw
+from gpuledger.normalize.files import first_bad_row, read_raw
 from gpuledger.warehouse.database import replace_ref_table
+from gpuledger.warehouse.sqlfiles import create_temp_view
 from models.config import ReportingConfig
 from models.currencies import ISO_4217_CODES
 from models.errors import InputError

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import duckdb
 
-from gpuledger.normalize.files import cast_expr, create_temp_view
-from gpuledger.warehouse.sqlfiles import quote_ident, quote_literal
+from gpuledger.normalize.files import cast_expr
+from gpuledger.warehouse.sqlfiles import create_temp_view, quote_ident, quote_literal
 from models.aws_cur import CUR_COLUMNS, FOCUS_SOURCE_COLUMNS, TEXT, CurColumn, cur1_to_snake
 from models.errors import InputError
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import duckdb
 
 from connectors.azure.exports import dataset_of_file
-from gpuledger.normalize.files import cast_expr, create_temp_view, file_kind, first_bad_row
-from gpuledger.warehouse.sqlfiles import quote_ident, quote_literal
+from gpuledger.normalize.files import cast_expr, file_kind, first_bad_row
+from gpuledger.warehouse.sqlfiles import create_temp_view, quote_ident, quote_literal
 from models.azure import (
     AZURE_COLUMNS,
     COST,

@@ -53,13 +53,6 @@ def file_kind(path: Path) -> str:
     raise InputError(path, "unsupported file type (expected .csv, .csv.gz or .parquet)")
 
 
-def create_temp_view(con: duckdb.DuckDBPyConnection, name: str, relation: duckdb.DuckDBPyRelation) -> None:
-    """``relation`` as the temporary view ``name``. ``DuckDBPyRelation.create_view`` would store it in the warehouse
-    (on a lake, a catalog change that loads staging at once conflict on)."""
-    # the relation's own SQL, as DuckDB writes it: the files it reads are quoted by DuckDB, never by us
-    con.execute(f"CREATE OR REPLACE TEMP VIEW {quote_ident(name)} AS {relation.sql_query()}")
-
-
 def read_raw(con: duckdb.DuckDBPyConnection, files: Sequence[Path]) -> duckdb.DuckDBPyRelation:
     """All files of a delivery as one relation with a ``filename`` column; CSV columns are text."""
     kinds = {file_kind(f) for f in files}

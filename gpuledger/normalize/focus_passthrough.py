@@ -19,8 +19,8 @@ from types import MappingProxyType
 
 import duckdb
 
-from gpuledger.normalize.files import cast_expr, create_temp_view, decimal_from_text, file_kind, first_bad_row
-from gpuledger.warehouse.sqlfiles import quote_ident, quote_literal
+from gpuledger.normalize.files import cast_expr, decimal_from_text, file_kind, first_bad_row
+from gpuledger.warehouse.sqlfiles import create_temp_view, quote_ident, quote_literal
 from models.aws import AWS_FIRST_PARTY, AWS_PROVIDER_NAME
 from models.azure import AZURE_FIRST_PARTY, AZURE_PROVIDER_NAME
 from models.errors import InputError

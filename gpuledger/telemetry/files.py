@@ -17,7 +17,7 @@ import polars as pl
 from connectors.telemetry.slurm import expand_nodelist, parse_gpu_indices
 from gpuledger.normalize.files import cast_expr, first_bad_row, read_raw
 from gpuledger.telemetry.samples import SampleAggregation, aggregate_samples
-from gpuledger.warehouse.sqlfiles import quote_ident
+from gpuledger.warehouse.sqlfiles import create_temp_view, quote_ident
 from models.errors import InputError
 from models.telemetry import DCGM_FB_USED, JOB_STATES, JOBS_SCHEMA, SAMPLE_FILE_METRICS
 
@@ -97,7 +97,7 @@ def read_jobs_file(path: Path, *, cluster: str | None = None, source: str = "fil
         types = {name: str(sql_type) for name, sql_type in zip(raw.columns, raw.types, strict=True)}
         owner = _owner_column(path, types)
         _require_columns(path, types, (*_JOBS_REQUIRED, *(() if cluster else ("cluster",))))
-        raw.create_view("jobs_raw")
+        create_temp_view(con, "jobs_raw", raw)
         checks = [
             _required_value("job_id"),
             _required_value(owner),
@@ -259,7 +259,7 @@ def read_samples_file(
             raise InputError(
                 files[0], f"no value column: one of {', '.join(SAMPLE_FILE_METRICS)} is required", column=_UTILIZATION
             )
-        raw.create_view("samples_raw")
+        create_temp_view(session, "samples_raw", raw)
         checks = [
             _required_value("node"),
             _required_value("gpu"),
@@ -438,7 +438,7 @@ def _read_byte_counts(
         raw = read_raw(con, [path])
         types = {name: str(sql_type) for name, sql_type in zip(raw.columns, raw.types, strict=True)}
         _require_columns(path, types, (*required, *(("cluster",) if cluster is None else ())))
-        raw.create_view("counts_raw")
+        create_temp_view(con, "counts_raw", raw)
         present = [check for check in checks if check.column in types]
         _check(con, [path], "counts_raw", [*(_required_value(c) for c in required), *present], types)
         _bind_defaults(con, cluster or None)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import duckdb
 import polars as pl
 
-from gpuledger.warehouse.sqlfiles import load_sql
+from gpuledger.warehouse.sqlfiles import create_temp_view, load_sql
 from models.telemetry import (
     DCGM_DRAM_ACTIVE,
     DCGM_FB_USED,
@@ -42,9 +42,12 @@ def aggregate_samples(
     interval_seconds: float,
 ) -> pl.DataFrame:
     """Hourly activity (``GPU_ACTIVITY_SCHEMA``) of samples shaped like ``GPU_SAMPLES_SCHEMA``."""
+    # temporary views: on the warehouse's connection a stored one would be a catalog change (a lake snapshot)
     if isinstance(samples, pl.DataFrame):
-        samples = con.from_arrow(samples.select(GPU_SAMPLES_SCHEMA.names()).cast(dict(GPU_SAMPLES_SCHEMA)).to_arrow())
-    samples.create_view("gpu_samples", replace=True)
+        typed = samples.select(GPU_SAMPLES_SCHEMA.names()).cast(dict(GPU_SAMPLES_SCHEMA))
+        con.register("gpu_samples", typed.to_arrow())
+    else:
+        create_temp_view(con, "gpu_samples", samples)
     try:
         params = {
             "idle_threshold": aggregation.idle_threshold,

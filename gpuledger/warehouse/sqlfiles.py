@@ -6,6 +6,8 @@ from functools import cache
 from importlib.resources import files
 from pathlib import Path
 
+import duckdb
+
 # Package data (the top-level `sql` package), found through the import system in a wheel and in a checkout alike.
 SQL_DIR = Path(str(files("sql")))
 
@@ -29,3 +31,10 @@ def quote_ident(name: str) -> str:
 def quote_literal(value: str) -> str:
     """Quote a string literal for view bodies, which DuckDB cannot parameterize."""
     return "'" + value.replace("'", "''") + "'"
+
+
+def create_temp_view(con: duckdb.DuckDBPyConnection, name: str, relation: duckdb.DuckDBPyRelation) -> None:
+    """``relation`` as the temporary view ``name``. ``DuckDBPyRelation.create_view`` would store it in the warehouse
+    (on a lake, a catalog change that loads staging at once conflict on)."""
+    # the relation's own SQL, as DuckDB writes it: the files it reads are quoted by DuckDB, never by us
+    con.execute(f"CREATE OR REPLACE TEMP VIEW {quote_ident(name)} AS {relation.sql_query()}")

@@ -153,6 +153,16 @@ def test_only_the_newest_manifest_counts_and_unmanifested_data_is_ignored(demo_h
     assert sorted(months) == [("2026-10",), ("2026-11",)]
 
 
+def test_no_stage_leaves_a_view_of_its_own_in_the_warehouse(demo_home):
+    # readers' views are their sessions' (temporary): stored, they would be catalog changes a lake commits and
+    # concurrent loads conflict on, left behind in the analysts' warehouse
+    with closing(connect_warehouse(demo_home, read_only=True)) as con:
+        stored = con.execute(
+            "SELECT view_name FROM duckdb_views() WHERE NOT internal AND NOT temporary AND schema_name = 'main'"
+        ).fetchall()
+    assert stored == []
+
+
 def test_account_ids_keep_leading_zeros(demo_home):
     accounts = {key[0] for key in _focus_totals(demo_home)}
     assert {"012345678901", "004455667788", "01A2B3-C4D5E6-F7A8B9"} <= accounts
