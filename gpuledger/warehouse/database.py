@@ -187,6 +187,7 @@ def _migrate(con: duckdb.DuckDBPyConnection, references: Sequence[RefTable]) -> 
     _ensure_delivery_contract_columns(con)
     for superseded in ("ref.aws_units", "ref.azure_units", "ref.gcp_units"):  # one table per provider before
         con.execute(f"DROP TABLE IF EXISTS {superseded}")
+    con.execute(load_sql(_READER_VIEWS_FILE))
     for table, columns, rows in references:
         replace_ref_table(con, table, columns, rows)
     for path in _VIEW_FILES:
@@ -195,7 +196,8 @@ def _migrate(con: duckdb.DuckDBPyConnection, references: Sequence[RefTable]) -> 
 
 # Views over the tables and reference tables, recreated by a migration.
 _VIEW_FILES = ("gates/slices.sql", "gates/published_costs.sql", "warehouse/gpu_instances.sql")
-_SCHEMA_FILES = ("normalize/billing_month.sql", *_TABLE_FILES, *_VIEW_FILES)
+_READER_VIEWS_FILE = "warehouse/reader_views.sql"
+_SCHEMA_FILES = ("normalize/billing_month.sql", *_TABLE_FILES, _READER_VIEWS_FILE, *_VIEW_FILES)
 
 
 def _reference_tables() -> list[RefTable]:

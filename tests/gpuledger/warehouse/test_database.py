@@ -27,3 +27,17 @@ def test_an_unchanged_schema_is_not_rebuilt_and_a_changed_one_is(tmp_path, monke
 
     monkeypatch.setattr(database, "ISO_4217_CODES", currencies.ISO_4217_CODES - {"USD"})
     assert _iso_codes(path) == codes - 1
+
+
+def test_a_migration_drops_the_views_readers_once_stored(tmp_path):
+    path = tmp_path / database.WAREHOUSE_FILE
+    with connect(path) as con:  # a warehouse an earlier version migrated, its reader's view left in it
+        ensure_schema(con)
+        con.execute("CREATE VIEW main.samples_raw AS SELECT 1 AS node")
+        con.execute("UPDATE meta.schema_version SET fingerprint = 'an earlier schema'")
+    with connect(path) as con:
+        assert ensure_schema(con)
+        assert (
+            con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal AND schema_name = 'main'").fetchall()
+            == []
+        )
