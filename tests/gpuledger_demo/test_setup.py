@@ -29,13 +29,18 @@ def _manifest(home: Path, month_range: str) -> dict[str, object]:
     return json.loads((home / CUR1 / month_range / "helios-legacy-cur-Manifest.json").read_text(encoding="utf-8"))
 
 
-def _usage_starts(home: Path, manifest: dict[str, object]) -> set[str]:
-    """The distinct usage start dates of an assembly's files."""
-    starts: set[str] = set()
+def _rows(home: Path, manifest: dict[str, object]) -> list[dict[str, str]]:
+    """Every row of the files an assembly's manifest names."""
+    rows: list[dict[str, str]] = []
     for key in manifest["reportKeys"]:  # type: ignore[attr-defined]
         with gzip.open(home / EXPORTS_FOLDER / "helios-legacy-billing" / key, "rt", encoding="utf-8") as handle:
-            starts |= {row["lineItem/UsageStartDate"][:10] for row in csv.DictReader(handle)}
-    return starts
+            rows += csv.DictReader(handle)
+    return rows
+
+
+def _usage_starts(home: Path, manifest: dict[str, object]) -> set[str]:
+    """The distinct usage start dates of an assembly's files."""
+    return {row["lineItem/UsageStartDate"][:10] for row in _rows(home, manifest)}
 
 
 def test_two_sources_over_the_months_each(home: Path) -> None:
@@ -51,18 +56,14 @@ def test_two_sources_over_the_months_each(home: Path) -> None:
 
 
 def test_the_reservation_is_bought_in_the_first_month(home: Path) -> None:
-    fees = {}
-    for month_range in RANGES:
-        keys = _manifest(home, month_range)["reportKeys"]
-        rows = []
-        for key in keys:  # type: ignore[attr-defined]
-            with gzip.open(home / EXPORTS_FOLDER / "helios-legacy-billing" / key, "rt", encoding="utf-8") as handle:
-                rows += list(csv.DictReader(handle))
-        fees[month_range] = {
+    fees = {
+        month_range: {
             (row["reservation/StartTime"], row["reservation/EndTime"])
-            for row in rows
+            for row in _rows(home, _manifest(home, month_range))
             if row["lineItem/LineItemType"] == "Fee" and row["reservation/ReservationARN"]
         }
+        for month_range in RANGES
+    }
     term = ("2026-08-01T00:00:00.000Z", "2027-08-01T00:00:00.000Z")  # one year from the first month
     assert fees == {RANGES[0]: {term}, RANGES[1]: set(), RANGES[2]: set()}  # the upfront fee, once
 
