@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
+from typing import Literal
 
 import duckdb
 
@@ -42,7 +43,7 @@ from gpuledger.warehouse.failpoints import failpoint
 from gpuledger.warehouse.sqlfiles import load_sql
 from models.config import IngestConfig
 from models.delivery import Delivery
-from models.errors import InputError, ReconciliationError, describe_error
+from models.errors import GpuledgerError, InputError, ReconciliationError, describe_error
 from models.focus import SOURCE_CHANGES, origin_line_item
 
 log = logging.getLogger(__name__)
@@ -93,31 +94,75 @@ def load_delivery(
     """Replace the delivery's slices in ``focus.costs`` with its rows, hold it for ``gpuledger accept``, or change
     nothing and raise (docs/decisions/0003, 0011). Its files are staged in parts of ``part_bytes`` (None: one part),
     by ``stager`` when it has several (None: here, one after another); audit and publish cover all of them."""
-    rules = rules or IngestConfig()
+    return finish_load(con, plan_load(con, delivery, part_bytes), rules, stager)
+
+
+LoadAction = Literal["held", "published", "accepted", "stage"]
+"""What a load does: nothing (``held`` for review, or ``published`` and owning a slice already), publish the rows
+staged before a person accepted them (``accepted``), or stage, audit and publish the delivery's files."""
+
+
+@dataclass(frozen=True)
+class PlannedLoad:
+    """A delivery's load as decided before any of its files is staged; its parts may then be staged anywhere (a
+    Dagster step each), and ``finish_load`` audits and publishes what they staged."""
+
+    delivery: Delivery
+    delivery_id: str
+    stats: FileStats
+    ingested_at: dt.datetime
+    action: LoadAction
+    parts: tuple[Part, ...]
+    """The parts to stage (``stage`` only)."""
+
+
+def plan_load(con: duckdb.DuckDBPyConnection, delivery: Delivery, part_bytes: int | None = None) -> PlannedLoad:
+    """Decide what loading ``delivery`` does; when it must be staged, drop what an earlier attempt left of it and
+    cut its files into parts of ``part_bytes`` (None: one part)."""
     model = FORMAT_MODELS[delivery.source_format]
     stats = verify_files(delivery.files, delivery.root, model.extract_of)
     delivery_id = delivery.delivery_id(stats.sha256)
     previous = con.execute(
         "SELECT first_ingested_at, state FROM meta.deliveries WHERE delivery_id = $id", {"id": delivery_id}
     ).fetchone()
-    if previous and previous[1] == HELD and not _accepted(con, delivery_id):
+    ingested_at = previous[0] if previous else dt.datetime.now(dt.UTC).replace(microsecond=0)
+    action: LoadAction = "stage"
+    if previous and previous[1] == HELD:
+        action = "accepted" if _accepted(con, delivery_id) else "held"
+    elif previous and previous[1] == PUBLISHED and _owns_a_slice(con, delivery_id):
+        action = "published"
+    parts: tuple[Part, ...] = ()
+    if action == "stage":
+        _discard_own_rows(con, delivery_id)
+        parts = tuple(plan_parts(delivery, delivery_id, ingested_at, part_bytes))
+    return PlannedLoad(delivery, delivery_id, stats, ingested_at, action, parts)
+
+
+def finish_load(
+    con: duckdb.DuckDBPyConnection,
+    planned: PlannedLoad,
+    rules: IngestConfig | None = None,
+    stager: PartStager | None = None,
+) -> LoadResult:
+    """Do what ``plan_load`` decided: stage the parts (``stager``, as in ``load_delivery``), audit, then publish or
+    hold; any failure discards what this load staged and leaves what readers see unchanged."""
+    rules = rules or IngestConfig()
+    delivery, delivery_id, ingested_at = planned.delivery, planned.delivery_id, planned.ingested_at
+    model = FORMAT_MODELS[delivery.source_format]
+    if planned.action == "held":
         return _result(con, delivery_id, _delivery_slices(con, delivery, model, delivery_id), unchanged=True)
-    if previous and previous[1] == PUBLISHED and _owns_a_slice(con, delivery_id):
+    if planned.action == "published":
         return _result(con, delivery_id, _owned_slices(con, delivery_id), unchanged=True)
-    if previous and previous[1] == HELD:  # accepted: its checked rows are staged already
+    if planned.action == "accepted":  # its checked rows are staged already
         slices = _delivery_slices(con, delivery, model, delivery_id)
         stage_slices(con, slices)
         refuse_foreign_slices(con, delivery, delivery_id, rules)
-        retry_on_conflict(lambda: _publish(con, delivery, delivery_id, stats, previous[0], slices))
+        retry_on_conflict(lambda: _publish(con, delivery, delivery_id, planned.stats, ingested_at, slices))
         log.info("published accepted delivery %s into %d slice(s)", delivery_id, len(slices))
         return _result(con, delivery_id, slices, unchanged=False)
-    ingested_at = previous[0] if previous else dt.datetime.now(dt.UTC).replace(microsecond=0)
-
-    _discard_own_rows(con, delivery_id)
-    parts = plan_parts(delivery, delivery_id, ingested_at, part_bytes)
     try:
-        _write(con, parts, stager)
-        _audit(con, delivery, model, delivery_id, rules, len(parts))
+        _write(con, planned.parts, stager)
+        _audit(con, delivery, model, delivery_id, rules, len(planned.parts))
         slices = _delivery_slices(con, delivery, model, delivery_id)
         stage_slices(con, slices)
         refuse_foreign_slices(con, delivery, delivery_id, rules)
@@ -126,11 +171,11 @@ def load_delivery(
         raise
     holds = hold_reasons(con, delivery_id, rules)
     if holds:
-        _hold(con, delivery, delivery_id, stats, ingested_at, holds)
+        _hold(con, delivery, delivery_id, planned.stats, ingested_at, holds)
         log.info("held %s: %s", delivery_id, "; ".join(h.detail for h in holds))
         return _result(con, delivery_id, slices, unchanged=False)
     # a lake refuses the commit when a concurrent writer changed the same tables: nothing committed, tried again
-    retry_on_conflict(lambda: _publish(con, delivery, delivery_id, stats, ingested_at, slices))
+    retry_on_conflict(lambda: _publish(con, delivery, delivery_id, planned.stats, ingested_at, slices))
     log.info("loaded %s into %d slice(s)", delivery_id, len(slices))
     return _result(con, delivery_id, slices, unchanged=False)
 
@@ -239,8 +284,21 @@ class Part:
     files: tuple[Path, ...]
 
 
-PartStager = Callable[[Sequence[Part]], None]
-"""Stages every part it is given (``stage_part``), or raises: in this process one after another, or in several."""
+@dataclass(frozen=True)
+class StagedPart:
+    """What staging one part committed. The delivery's audit starts only once the warehouse holds every part's
+    rows: a part staged hours earlier (a failed step re-run) may have lost them to the vacuum meanwhile."""
+
+    delivery_id: str
+    number: int
+    focus_rows: int
+    source_totals: int
+    """Rows the part added to meta.source_totals."""
+
+
+PartStager = Callable[[Sequence[Part]], Sequence[StagedPart]]
+"""Stages every part it is given (``stage_part``) and returns what each committed, or raises: in this process one
+after another, in several, or (Dagster) by steps that already ran."""
 
 
 def plan_parts(delivery: Delivery, delivery_id: str, ingested_at: dt.datetime, part_bytes: int | None) -> list[Part]:
@@ -262,10 +320,11 @@ def plan_parts(delivery: Delivery, delivery_id: str, ingested_at: dt.datetime, p
     ]
 
 
-def stage_part(con: duckdb.DuckDBPyConnection, part: Part) -> None:
+def stage_part(con: duckdb.DuckDBPyConnection, part: Part) -> StagedPart:
     """Stage one part's FOCUS rows and source totals, committed but not yet visible in focus.costs; the transaction
     commits only once every gzip file of the part proved complete."""
     model = FORMAT_MODELS[part.delivery.source_format]
+    _discard_part_rows(con, part)
     with checking_gzip(part.files) as gzip_check:
         try:
             # the reader notes here the source rows it did not load (GCP: records an earlier extract delivered)
@@ -274,11 +333,37 @@ def stage_part(con: duckdb.DuckDBPyConnection, part: Part) -> None:
             # temp tables and views only, made before the transaction: uncommitted rows scan slower (GCP: 2x the insert)
             raw = model.read_files(con, part.files)
             cast_columns = model.create_source_view(con, raw, part.files)
-            retry_on_conflict(lambda: _commit_part(con, part, model, raw, cast_columns, gzip_check, started_at))
+            staged = retry_on_conflict(
+                lambda: _commit_part(con, part, model, raw, cast_columns, gzip_check, started_at)
+            )
         except Exception:
             gzip_check.result()  # a truncated file explains whatever its read raised
             raise
     failpoint("load:part-staged", f"{part.delivery.source_name}:{part.number}")
+    return staged
+
+
+def _discard_part_rows(con: duckdb.DuckDBPyConnection, part: Part) -> None:
+    """Drop what an earlier attempt at this very part committed (its step killed after staging, then run again
+    without a new plan): a part whose files hold rows has source totals, and its FOCUS rows name its files."""
+    staged = con.execute(
+        "SELECT count(*) FROM meta.source_totals WHERE delivery_id = $id AND part = $part",
+        {"id": part.delivery_id, "part": part.number},
+    ).fetchone()
+    if staged and staged[0]:
+        retry_on_conflict(lambda: _delete_part_rows(con, part))
+
+
+def _delete_part_rows(con: duckdb.DuckDBPyConnection, part: Part) -> None:
+    with transaction(con):
+        con.execute(
+            "DELETE FROM focus.cost_rows WHERE x_DeliveryId = $id AND x_SourceFile IN (SELECT unnest($files))",
+            {"id": part.delivery_id, "files": [str(file) for file in part.files]},
+        )
+        con.execute(
+            "DELETE FROM meta.source_totals WHERE delivery_id = $id AND part = $part",
+            {"id": part.delivery_id, "part": part.number},
+        )
 
 
 def _commit_part(
@@ -289,9 +374,9 @@ def _commit_part(
     cast_columns: dict[str, str],
     gzip_check: GzipCheck,
     started_at: dt.datetime,
-) -> None:
+) -> StagedPart:
     with transaction(con):
-        _insert_focus_rows(con, part, model, raw, cast_columns)
+        focus_rows = _insert_focus_rows(con, part, model, raw, cast_columns)
         # the format's source-totals model, a project SQL file, as the subquery of one insert; the times are the
         # clock's (DuckDB's now() and get_current_timestamp() both give the transaction's start)
         totals = (
@@ -301,10 +386,17 @@ def _commit_part(
         times = {"started_at": started_at, "staged_at": dt.datetime.now(dt.UTC)}  # once its FOCUS rows are in
         try:
             sql = totals.format(load_sql(model.source_totals_sql))
-            con.execute(sql, {"id": part.delivery_id, "part": part.number} | times)
+            source_totals = _inserted(con.execute(sql, {"id": part.delivery_id, "part": part.number} | times))
         except duckdb.Error as exc:  # the totals read columns the model does not (the file's every cell counts)
             raise read_error(part.files, exc) or exc from exc
         gzip_check.result()
+    return StagedPart(part.delivery_id, part.number, focus_rows, source_totals)
+
+
+def _inserted(insert: duckdb.DuckDBPyConnection) -> int:
+    """How many rows the INSERT just executed on ``insert`` added (DuckDB answers with the count)."""
+    row = insert.fetchone()
+    return int(row[0]) if row else 0
 
 
 def _write(con: duckdb.DuckDBPyConnection, parts: Sequence[Part], stager: PartStager | None) -> None:
@@ -314,12 +406,36 @@ def _write(con: duckdb.DuckDBPyConnection, parts: Sequence[Part], stager: PartSt
         return
     con.execute("CREATE OR REPLACE TEMP TABLE source_skipped (change VARCHAR, rows BIGINT)")
     if stager is None or len(parts) == 1:  # one part: here, where the reader's notes (source_skipped) are
-        for part in parts:
-            stage_part(con, part)
+        staged: Sequence[StagedPart] = [stage_part(con, part) for part in parts]
     else:
-        stager(parts)
+        staged = stager(parts)
+    _confirm_staged(con, parts, staged)
     delivery_id = parts[0].delivery_id
     retry_on_conflict(lambda: _finish_write(con, delivery_id, len(parts)))
+
+
+def _confirm_staged(con: duckdb.DuckDBPyConnection, parts: Sequence[Part], staged: Sequence[StagedPart]) -> None:
+    """Every part was staged, and the warehouse still holds exactly what staging them committed."""
+    delivery_id = parts[0].delivery_id
+    mine = [s for s in staged if s.delivery_id == delivery_id]
+    missing = sorted({part.number for part in parts} - {s.number for s in mine})
+    if missing or len(mine) != len(parts):
+        raise GpuledgerError(
+            f"delivery {delivery_id}: part(s) {', '.join(map(str, missing)) or 'repeated'} of {len(parts)} not"
+            " staged; load it again"
+        )
+    held = con.execute(
+        "SELECT (SELECT count(*) FROM focus.cost_rows WHERE x_DeliveryId = $id),"
+        " (SELECT count(*) FROM meta.source_totals WHERE delivery_id = $id)",
+        {"id": delivery_id},
+    ).fetchone()
+    committed = (sum(s.focus_rows for s in mine), sum(s.source_totals for s in mine))
+    if held != committed:
+        raise GpuledgerError(
+            f"delivery {delivery_id}: its parts committed {committed[0]:,} FOCUS rows and {committed[1]:,} source"
+            f" totals, the warehouse holds {held[0] if held else 0:,} and {held[1] if held else 0:,} (removed by a"
+            " vacuum since they were staged?); load it again"
+        )
 
 
 def _finish_write(con: duckdb.DuckDBPyConnection, delivery_id: str, parts: int) -> None:
@@ -419,8 +535,8 @@ def _insert_focus_rows(
     model: FormatModel,
     raw: duckdb.DuckDBPyRelation,
     cast_columns: dict[str, str],
-) -> None:
-    """The part's FOCUS rows, from the source view ``create_source_view`` made (``raw``: what it read)."""
+) -> int:
+    """The part's FOCUS rows, from the source view ``create_source_view`` made (``raw``: what it read); how many."""
     params = {
         "delivery_id": part.delivery_id,
         "source_format": part.delivery.source_format,
@@ -430,13 +546,17 @@ def _insert_focus_rows(
     sql = load_sql(model.model_sql)
     try:
         # a model binds the parameters it names (DuckDB refuses others)
-        con.execute("INSERT INTO focus.cost_rows BY NAME " + sql, {k: v for k, v in params.items() if f"${k}" in sql})
+        insert = con.execute(
+            "INSERT INTO focus.cost_rows BY NAME " + sql, {k: v for k, v in params.items() if f"${k}" in sql}
+        )
+        rows = _inserted(insert)
     except duckdb.Error as exc:
         # A separate cursor: the failed statement aborted this transaction, and diagnostics only read files.
         with con.cursor() as diagnostics:
             raise _locate_bad_input(diagnostics, part.files, raw, cast_columns, model, exc) from exc
     if part.of == 1:  # in the insert's transaction: an update of committed rows aborts other loads' inserts on a lake
         con.execute(load_sql("normalize/unify_service_categories.sql"), {"id": part.delivery_id})
+    return rows
 
 
 def _locate_bad_input(

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from connectors.aws.exports import discover_cur1
-from gpuledger.gates.load import accept_delivery, load_delivery, plan_parts, stage_part
+from gpuledger.gates.load import accept_delivery, finish_load, load_delivery, plan_load, plan_parts, stage_part
 from gpuledger.gates.vacuum import vacuum
 from gpuledger.normalize.files import verify_files
 from gpuledger.normalize.formats import FORMAT_MODELS
 from gpuledger.warehouse.home import open_warehouse
 from models.delivery import Delivery
-from models.errors import InputError
+from models.errors import GpuledgerError, InputError
 from tests.conftest import focus_snapshot
 from tests.fixtures.azure_cases import EA_HEADER, ea_actual, write_csv
 from tests.fixtures.cur_cases import EXPECTED_BILLED, PAYER, every_line_item_type, write_cur1_csv
@@ -229,3 +229,40 @@ def test_a_line_item_in_files_of_two_parts_is_refused_and_nothing_stays_staged(c
     assert (caught.value.file, caught.value.row, caught.value.column) == (str(second), 1, "identity/LineItemId")
     assert con.execute("SELECT count(*) FROM focus.cost_rows").fetchone() == (0,)
     assert con.execute("SELECT count(*) FROM meta.source_totals").fetchone() == (0,)
+
+
+def test_a_part_staged_again_replaces_what_its_earlier_attempt_committed(con, tmp_path):
+    delivery = _cur_in_three_files(tmp_path / "export")
+    planned = plan_load(con, delivery, part_bytes=0)
+    staged = {part.number: stage_part(con, part) for part in planned.parts}
+    # part 2's step killed after its commit and run again (no new plan): its rows once, not twice
+    staged[2] = stage_part(con, planned.parts[1])
+    result = finish_load(con, planned, stager=lambda parts: list(staged.values()))
+    assert not result.held
+    (whole := tmp_path / "whole").mkdir()
+    with closing(open_warehouse(whole)) as reference:
+        load_delivery(reference, delivery)
+        assert focus_rows(con) == focus_rows(reference)
+    totals = con.execute("SELECT count(*) FROM meta.source_totals WHERE part = 2").fetchone()
+    assert totals == (staged[2].source_totals,)
+
+
+def focus_rows(con) -> list[tuple[object, ...]]:
+    return con.execute("SELECT * EXCLUDE (x_IngestedAt) FROM focus.costs ORDER BY ALL").fetchall()
+
+
+@pytest.mark.parametrize("loss", ["part never staged", "rows vacuumed since"])
+def test_a_delivery_missing_a_staged_part_is_refused_and_nothing_is_published(con, tmp_path, loss):
+    delivery = _cur_in_three_files(tmp_path / "export")
+    planned = plan_load(con, delivery, part_bytes=0)
+    staged = [stage_part(con, part) for part in planned.parts]
+    if loss == "part never staged":
+        staged, expected = staged[:2], "part.s. 3 of 3 not staged"
+    else:  # what the vacuum removes of a delivery nobody owns yet: all of a part's rows
+        con.execute("DELETE FROM focus.cost_rows WHERE x_SourceFile = $file", {"file": str(planned.parts[0].files[0])})
+        expected = "the warehouse holds"
+    with pytest.raises(GpuledgerError, match=expected):
+        finish_load(con, planned, stager=lambda parts: staged)
+    assert con.execute("SELECT count(*) FROM focus.costs").fetchone() == (0,)
+    assert con.execute("SELECT count(*) FROM focus.cost_rows").fetchone() == (0,)  # its staged rows discarded
+    assert con.execute("SELECT count(*) FROM meta.deliveries").fetchone() == (0,)
