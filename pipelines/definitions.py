@@ -9,16 +9,19 @@ months (docs/decisions/0014).
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from dagster import (
     AssetCheckResult,
     AssetCheckSeverity,
     AssetCheckSpec,
     AssetExecutionContext,
+    AssetKey,
+    AssetsDefinition,
     AssetSelection,
     AssetSpec,
     Backoff,
@@ -28,11 +31,18 @@ from dagster import (
     DefaultScheduleStatus,
     DefaultSensorStatus,
     Definitions,
+    DynamicOut,
+    DynamicOutput,
     DynamicPartitionsDefinition,
     Failure,
+    GraphIn,
+    GraphOut,
+    In,
     MaterializeResult,
     MultiPartitionsDefinition,
+    Nothing,
     OpExecutionContext,
+    Out,
     Output,
     RetryPolicy,
     RunRequest,
@@ -45,9 +55,11 @@ from dagster import (
     StaticPartitionsDefinition,
     asset,
     define_asset_job,
+    graph,
     in_process_executor,
     job,
     multi_asset,
+    multiprocess_executor,
     op,
     run_status_sensor,
     sensor,
@@ -58,14 +70,14 @@ from connectors.sync import SyncBusy, remote_sources, sync_source
 from gpuledger.advice.advise import advise
 from gpuledger.chargeback.months import issue_month, lifecycle_now, refreshable_months, update_months
 from gpuledger.gates.freshness import STALE_AFTER_HOURS, stale_sources
-from gpuledger.gates.load import SliceTotal
+from gpuledger.gates.load import Part, PlannedLoad, SliceTotal, StagedPart
 from gpuledger.gates.vacuum import vacuum
 from gpuledger.gates.verdicts import delivery_verdict, month_failures
 from gpuledger.publish.snapshot import publish
 from gpuledger.reports.report import report_month
 from gpuledger.warehouse.home import open_warehouse, resolve_home
 from gpuledger.warehouse.lake import is_lake
-from models.config import load_config
+from models.config import load_config, load_warehouse_config
 from models.errors import GpuledgerError
 from models.formats import PROVIDERS
 from models.landing import read_ledger
@@ -79,7 +91,7 @@ from pipelines.batches import (
     batch_requests,
     loads_in_progress,
 )
-from pipelines.deliveries import allocate, load_month
+from pipelines.deliveries import allocate, finish_month, part_staging, plan_month, stage_part_apart
 from pipelines.sources import export_source_key, source_assets, telemetry_source_key
 
 # Months ("2026-11") are added as they first have data (the runner, the sensors): no empty months to show missing.
@@ -94,6 +106,11 @@ class WarehouseResource(ConfigurableResource):
     """Where the pipeline keeps its exports configuration and DuckDB warehouse."""
 
     home: str = Field(default="", description="gpuledger home; empty means $GPULEDGER_HOME, else the default.")
+    part_steps: bool = Field(
+        default=False,
+        description="Stage each part of a delivery of several in a step of its own (the ingestion job's executor "
+        "runs steps in processes, or pods, of their own); else the loading step stages them.",
+    )
 
     def resolved_home(self) -> Path:
         return resolve_home(self.home or None)
@@ -106,39 +123,63 @@ def add_billing_months(instance: DagsterInstance, months: list[str]) -> None:
         instance.add_dynamic_partitions(BILLING_MONTHS.name, missing)
 
 
-@asset(
-    key=["focus", "costs"],
-    partitions_def=INGESTION_PARTITIONS,
-    group_name="normalize",
-    op_tags=LOADER_TAGS,
-    check_specs=[  # the gates: a failed ERROR check stops what depends on the slice
-        AssetCheckSpec(
-            "focus_conformance", asset=["focus", "costs"], blocking=True, description="Strict FOCUS 1.2 checks."
-        ),
-        AssetCheckSpec(
-            "source_reconciliation",
-            asset=["focus", "costs"],
-            blocking=True,
-            description="Sums per account, period and currency equal the source's billed and amortized totals.",
-        ),
-        AssetCheckSpec(
-            "held_deliveries",
-            asset=["focus", "costs"],
-            description="No delivery is held for review: one that would empty a slice, move a closed month by more "
-            "than [ingest] hold_closed_month_change or charge usage far outside its period waits for "
-            "`gpuledger accept` (its slices keep what was published).",
-        ),
-    ],
-    description="FOCUS 1.2 rows of one billing month of one provider, replaced by the newest deliveries.",
-)
-def focus_costs(
-    context: AssetExecutionContext, warehouse: WarehouseResource
-) -> Iterator[MaterializeResult | AssetCheckResult]:
+FOCUS_KEY = AssetKey(["focus", "costs"])
+FOCUS_CHECKS = [  # the gates: a failed ERROR check stops what depends on the slice
+    AssetCheckSpec("focus_conformance", asset=FOCUS_KEY, blocking=True, description="Strict FOCUS 1.2 checks."),
+    AssetCheckSpec(
+        "source_reconciliation",
+        asset=FOCUS_KEY,
+        blocking=True,
+        description="Sums per account, period and currency equal the source's billed and amortized totals.",
+    ),
+    AssetCheckSpec(
+        "held_deliveries",
+        asset=FOCUS_KEY,
+        description="No delivery is held for review: one that would empty a slice, move a closed month by more "
+        "than [ingest] hold_closed_month_change or charge usage far outside its period waits for "
+        "`gpuledger accept` (its slices keep what was published).",
+    ),
+]
+
+
+def _ingestion_partition(context: OpExecutionContext) -> tuple[str, str]:
+    """(billing month, provider) of the ingestion run's partition."""
     keys = context.partition_key.keys_by_dimension  # type: ignore[attr-defined]
-    month, provider = keys["month"][:7], keys["provider"]
+    return keys["month"][:7], keys["provider"]
+
+
+@op(ins={"after": In(Nothing)}, out={"loads": Out(), "parts": DynamicOut()}, tags=LOADER_TAGS)
+def plan_deliveries(
+    context: OpExecutionContext, warehouse: WarehouseResource
+) -> Iterator[Output[list[PlannedLoad]] | DynamicOutput[Part]]:
+    """What loading the partition does, delivery by delivery; with ``part_steps``, a step per part of each delivery
+    staged in several."""
+    month, provider = _ingestion_partition(context)
     home = warehouse.resolved_home()
     with closing(open_warehouse(home)) as con:
-        loaded = load_month(con, home, provider, month)
+        planned = plan_month(con, home, provider, month)
+    yield Output(planned, "loads")
+    for load in planned if warehouse.part_steps else []:
+        for part in load.parts if len(load.parts) > 1 else ():  # one part: staged where it is published
+            key = re.sub(r"\W", "_", f"{load.delivery.source_name}_{load.delivery_id[:12]}_part{part.number}")
+            yield DynamicOutput(part, mapping_key=key, output_name="parts")
+
+
+@op(tags=LOADER_TAGS)
+def stage_delivery_part(warehouse: WarehouseResource, part: Part) -> StagedPart:
+    """One part of a delivery staged: its FOCUS rows and source totals committed, not yet visible."""
+    return stage_part_apart(warehouse.resolved_home(), part)
+
+
+@op(out={"result": Out(Nothing), **{spec.get_python_identifier(): Out() for spec in FOCUS_CHECKS}}, tags=LOADER_TAGS)
+def publish_deliveries(
+    context: OpExecutionContext, warehouse: WarehouseResource, loads: list[PlannedLoad], staged: list[StagedPart]
+) -> Iterator[Output[None] | AssetCheckResult]:
+    """The planned loads done: parts staged (here, or by the part steps: ``staged``), audited, published or held."""
+    month, provider = _ingestion_partition(context)
+    home = warehouse.resolved_home()
+    with closing(open_warehouse(home)) as con:
+        loaded = finish_month(con, home, loads, (lambda _: staged) if warehouse.part_steps else part_staging(home)[1])
         verdicts = [delivery_verdict(con, load.delivery_id) for load in loaded]
     check_failures = {result.check: result.violations for v in verdicts for result in v.failed_checks}
     unreconciled = [v.delivery_id for v in verdicts if v.mismatches]
@@ -147,7 +188,9 @@ def focus_costs(
     context.log.info("%s %s: %d deliveries, %d slices", provider, month, len(loaded), len(slices))
     for delivery_id, reasons in held.items():
         context.log.warning(f"held for review: {delivery_id}: {'; '.join(reasons)}")
-    yield MaterializeResult(
+    yield Output(
+        None,
+        "result",
         metadata={
             "deliveries": [load.delivery_id for load in loaded],
             "unchanged_deliveries": sum(load.unchanged for load in loaded),
@@ -156,25 +199,48 @@ def focus_costs(
             "focus_rows": sum(s.rows for s in slices),
             "billed_cost_by_currency": _by_currency(slices, "billed_cost"),
             "effective_cost_by_currency": _by_currency(slices, "effective_cost"),
-        }
+            "parts_staged_by_steps": len(staged),
+        },
     )
-    yield AssetCheckResult(
-        check_name="focus_conformance",
-        passed=not check_failures,
-        severity=AssetCheckSeverity.ERROR,
-        metadata={"failed_checks": check_failures},
-    )
-    yield AssetCheckResult(
-        check_name="source_reconciliation",
-        passed=not unreconciled,
-        severity=AssetCheckSeverity.ERROR,
-        metadata={"unreconciled_deliveries": unreconciled},
-    )
-    yield AssetCheckResult(
-        check_name="held_deliveries",
-        passed=not held,
-        severity=AssetCheckSeverity.WARN,
-        metadata={"held": held},
+    findings: dict[str, dict[str, Any]] = {
+        "focus_conformance": {"failed_checks": check_failures},
+        "source_reconciliation": {"unreconciled_deliveries": unreconciled},
+        "held_deliveries": {"held": held},
+    }
+    for spec in FOCUS_CHECKS:
+        found = findings[spec.name]
+        yield AssetCheckResult(
+            asset_key=spec.asset_key,
+            check_name=spec.name,
+            passed=not any(found.values()),
+            severity=AssetCheckSeverity.ERROR if spec.blocking else AssetCheckSeverity.WARN,
+            metadata=found,
+        )
+
+
+def focus_costs_asset(sources: Sequence[AssetKey]) -> AssetsDefinition:
+    """``focus/costs``, downstream of the observed export ``sources``: plan the partition's loads, stage the parts
+    of each delivery of several in steps of their own (with ``part_steps``), then audit and publish."""
+    upstream = {f"source_{number}": key for number, key in enumerate(sources)}
+    checks = {spec.get_python_identifier(): spec for spec in FOCUS_CHECKS}
+
+    @graph(name=FOCUS_KEY.to_python_identifier(), ins={name: GraphIn() for name in upstream},
+           out={"result": GraphOut(), **{name: GraphOut() for name in checks}})  # fmt: skip
+    def focus_costs(**observed: Any) -> dict[str, Any]:
+        loads, parts = plan_deliveries(after=list(observed.values()))
+        published = publish_deliveries(loads, parts.map(stage_delivery_part).collect())
+        return {name: getattr(published, name) for name in ("result", *checks)}
+
+    return AssetsDefinition.from_graph(
+        focus_costs,
+        keys_by_input_name=upstream,
+        keys_by_output_name={"result": FOCUS_KEY},
+        partitions_def=INGESTION_PARTITIONS,
+        group_name="normalize",
+        check_specs=FOCUS_CHECKS,
+        descriptions_by_output_name={
+            "result": "FOCUS 1.2 rows of one billing month of one provider, replaced by the newest deliveries."
+        },
     )
 
 
@@ -207,7 +273,7 @@ SPLIT_KEY = ["allocation", "cost_split"]
         AssetSpec(
             SPLIT_KEY,
             # Dagster maps the month dimension of the ingestion partitions onto the monthly partitions by default.
-            deps=[focus_costs, TELEMETRY_KEY],
+            deps=[FOCUS_KEY, TELEMETRY_KEY],
             group_name="allocation",
             description="Every FOCUS charge of the month split into run/idle/checkpoint_storage/egress/other"
             " per team and job, priced by the month's GPU activity.",
@@ -433,35 +499,44 @@ def chargeback_report(context: AssetExecutionContext, warehouse: WarehouseResour
 
 
 STATEMENT_ASSETS = [chargeback_statements, analyst_duckdb, chargeback_report]
+
+
 focus_ingestion = define_asset_job(
     INGESTION_JOB,
-    selection=[focus_costs],
-    description="Nightly: load a billing month's deliveries.",
+    selection=[FOCUS_KEY],
+    description="Nightly: load a billing month's deliveries (on a lake with several workers, a delivery's parts a "
+    "step each).",
     tags=LOADER_TAGS,
-)
+)  # the code location's executor: on a lake with several workers, steps in processes of their own
 monthly_allocation = define_asset_job(
     ALLOCATION_JOB,
     selection=[allocation_and_showback],
     description="Nightly: telemetry, the split and showback of a billing month.",
     tags=WRITER_TAGS,
+    executor_def=in_process_executor,
 )
 publishing = define_asset_job(
     PUBLISH_JOB,
     selection=[advice_opportunities, chargeback_months, analyst_duckdb, warehouse_vacuum],
     description="Nightly: the advice estimates, month states, the analyst file, then the warehouse's vacuum.",
     tags=WRITER_TAGS,
+    executor_def=in_process_executor,
 )
 month_close = define_asset_job(
     "month_close",
     selection=STATEMENT_ASSETS,
     description="Month close: issue a closed month's statement, publish it to analysts, render its reports.",
     tags=WRITER_TAGS,
+    executor_def=in_process_executor,
 )
 observe_sources = define_asset_job(
     "observe_sources",
     selection=AssetSelection.groups("sources"),
     description="Observe every configured export and telemetry source (their data versions).",
+    executor_def=in_process_executor,
 )
+
+
 # What the sensors request: a batch's ingestion runs; the barrier then requests the split and the publish.
 DOWNSTREAM_JOBS = [focus_ingestion, publishing]
 
@@ -520,6 +595,7 @@ def sync_remote_sources(context: OpExecutionContext, warehouse: WarehouseResourc
 @job(
     description="Land every remote source's new deliveries, then refresh the months still open (refresh sensors).",
     tags=WRITER_TAGS,
+    executor_def=in_process_executor,
 )
 def nightly_sync() -> None:
     sync_remote_sources()
@@ -579,14 +655,17 @@ def ingestion_barrier(context: SensorEvaluationContext) -> SensorResult | SkipRe
     return SkipReason("; ".join(tick.waiting) or "no batch is waiting for its next stage")
 
 
-def build_definitions(home: Path | None = None) -> Definitions:
+def build_definitions(home: Path | None = None, *, in_process: bool = False) -> Definitions:
     """The code location of ``home`` (None: the home ``resolve_home`` chooses): the stage assets, with its
     configured export and telemetry sources observed upstream of ingestion and telemetry, the jobs, the
-    nightly schedule and the sensors."""
+    nightly schedule and the sensors. On a lake with ``[warehouse] workers`` > 1 the ingestion job stages a
+    delivery's parts in steps of their own, that many at once, unless ``in_process`` (the command line's runner
+    executes every job in its own process, and stages parts in a pool of processes instead)."""
     config = load_config(resolve_home(home))
+    step_processes = 1 if in_process else load_warehouse_config(resolve_home(home)).workers
     exports = [export_source_key(s.name) for s in config.sources]
     telemetry = [telemetry_source_key(t.name) for t in config.telemetry]
-    ingestion = focus_costs.map_asset_specs(lambda spec: spec.merge_attributes(deps=exports))
+    ingestion = focus_costs_asset(exports)
     allocation = allocation_and_showback.map_asset_specs(
         lambda spec: spec.merge_attributes(deps=telemetry) if spec.key.path == TELEMETRY_KEY else spec
     )
@@ -616,10 +695,15 @@ def build_definitions(home: Path | None = None) -> Definitions:
             refresh_sensor(DagsterRunStatus.FAILURE),
             ingestion_barrier,
         ],
-        resources={"warehouse": WarehouseResource(home="" if home is None else str(home))},
+        resources={
+            "warehouse": WarehouseResource(home="" if home is None else str(home), part_steps=step_processes > 1)
+        },
         # a run's steps in its one process: steps in processes of their own would each open the warehouse, and a
-        # DuckDB file takes one writing process (the runner executes in process too)
-        executor=in_process_executor,
+        # DuckDB file takes one writing process (the runner executes in process too); every job but ingestion says
+        # so itself, so that on a lake with several workers a delivery's parts are steps in processes of their own
+        executor=multiprocess_executor.configured({"max_concurrent": step_processes})
+        if step_processes > 1
+        else in_process_executor,
     )
 
 

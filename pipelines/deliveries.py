@@ -17,7 +17,16 @@ from connectors.aws import exports
 from connectors.azure import exports as azure_exports
 from connectors.gcp import exports as gcp_exports
 from gpuledger.allocation.allocate import AllocationResult, allocate_month
-from gpuledger.gates.load import LoadResult, Part, PartStager, load_delivery, stage_part
+from gpuledger.gates.load import (
+    LoadResult,
+    Part,
+    PartStager,
+    PlannedLoad,
+    StagedPart,
+    finish_load,
+    plan_load,
+    stage_part,
+)
 from gpuledger.normalize import gcp_billing
 from gpuledger.normalize.detect import detect_format
 from gpuledger.telemetry.ingest import TelemetryLoad, ingest_telemetry
@@ -164,12 +173,21 @@ def deliveries_for(home: Path, provider: str | None = None, month: str | None = 
 
 def load_month(con: duckdb.DuckDBPyConnection, home: Path, provider: str, month: str) -> list[LoadResult]:
     """Load the newest delivery of every source for one (provider, billing month) partition."""
+    return finish_month(con, home, plan_month(con, home, provider, month), part_staging(home)[1])
+
+
+def plan_month(con: duckdb.DuckDBPyConnection, home: Path, provider: str, month: str) -> list[PlannedLoad]:
+    """What loading the (provider, billing month) partition does, delivery by delivery (``plan_load``)."""
+    part_bytes, _ = part_staging(home)
+    return [plan_load(con, delivery, part_bytes) for delivery in deliveries_for(home, provider, month)]
+
+
+def finish_month(
+    con: duckdb.DuckDBPyConnection, home: Path, planned: Sequence[PlannedLoad], stager: PartStager | None
+) -> list[LoadResult]:
+    """The partition's planned loads done in order (``finish_load``), their parts staged by ``stager``."""
     rules = load_config(home).ingest
-    part_bytes, stager = part_staging(home)
-    return [
-        load_delivery(con, delivery, rules, part_bytes=part_bytes, stager=stager)
-        for delivery in deliveries_for(home, provider, month)
-    ]
+    return [finish_load(con, load, rules, stager) for load in planned]
 
 
 def part_staging(home: Path) -> tuple[int, PartStager | None]:
@@ -180,16 +198,16 @@ def part_staging(home: Path) -> tuple[int, PartStager | None]:
     return warehouse.part_size_mb * 1_000_000, stager
 
 
-def _stage_in_processes(home: Path, workers: int, parts: Sequence[Part]) -> None:
+def _stage_in_processes(home: Path, workers: int, parts: Sequence[Part]) -> list[StagedPart]:
     # spawned, not forked: the loading process holds DuckDB connections and threads a fork would copy mid-state
     with ProcessPoolExecutor(min(workers, len(parts)), mp_context=multiprocessing.get_context("spawn")) as pool:
-        for staged in [pool.submit(_stage_part_in_process, home, part) for part in parts]:
-            staged.result()
+        return [staged.result() for staged in [pool.submit(stage_part_apart, home, part) for part in parts]]
 
 
-def _stage_part_in_process(home: Path, part: Part) -> None:
+def stage_part_apart(home: Path, part: Part) -> StagedPart:
+    """Stage one part of a delivery on a connection of its own to ``home``'s warehouse (a process, a step)."""
     with closing(connect_warehouse(home)) as con:
-        stage_part(con, part)
+        return stage_part(con, part)
 
 
 def allocate(con: duckdb.DuckDBPyConnection, home: Path, month: str) -> tuple[list[TelemetryLoad], AllocationResult]:

@@ -171,7 +171,7 @@ def _run(home: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
             return publishing_inputs(con, home, config, month_inputs)
 
     with dagster_instance(home) as instance:
-        jobs = _StaleJobs(instance, build_definitions(home), home)
+        jobs = _StaleJobs(instance, build_definitions(home, in_process=True), home)
         add_billing_months(instance, [month for month, _ in partitions])
         ingestion_now = {p: ingestion(*p) for p in partitions}  # once: it decides the observation too
         if (config.sources or config.telemetry) and any(
@@ -296,7 +296,8 @@ def _ingest_in_worker(home: str, month: str, provider: str, send: Connection) ->
     key = ingestion_partition_key(month, provider)
     with dagster_instance(Path(home)) as instance:
         try:
-            result = _execute(instance, build_definitions(Path(home)), INGESTION_JOB, key, what, Path(home))
+            definitions = build_definitions(Path(home), in_process=True)
+            result = _execute(instance, definitions, INGESTION_JOB, key, what, Path(home))
             send.send((result.run_id, None))
         except RunFailed as failed:
             send.send(("", (str(failed), what, str(failed.log))))
@@ -321,7 +322,8 @@ def close_month(home: Path, month: str) -> Report:
     with dagster_instance(home) as instance:
         add_billing_months(instance, [month])
         _starting(f"closing {month}")
-        result = _execute(instance, build_definitions(home), "month_close", month, f"closing {month}", home)
+        definitions = build_definitions(home, in_process=True)
+        result = _execute(instance, definitions, "month_close", month, f"closing {month}", home)
     recorded = {
         event.asset_key.to_user_string(): {name: entry.value for name, entry in event.materialization.metadata.items()}
         for event in result.get_asset_materialization_events()
