@@ -31,6 +31,9 @@ vacuum back."""
 WAREHOUSE_TAG = "gpuledger/warehouse"
 """The run tag ``dagster.yaml`` limits: ``loader`` runs (ingestion) may run side by side on a lake, ``writer``
 runs (everything else that writes the warehouse) one at a time."""
+PART_STAGING_POOL = "gpuledger_part_staging"
+"""The op concurrency pool of the steps that stage a delivery's parts: on a lake with ``workers`` = N, N at once over
+every ingestion run (docs/decisions/0022)."""
 LOADER_TAGS = {WAREHOUSE_TAG: "loader"}
 WRITER_TAGS = {WAREHOUSE_TAG: "writer"}
 INGESTION_JOB, ALLOCATION_JOB, PUBLISH_JOB = "focus_ingestion", "monthly_allocation", "publishing"
@@ -133,10 +136,12 @@ def loads_in_progress(instance: DagsterInstance, now: datetime) -> list[str]:
 
 def instance_settings(template: Mapping[str, Any], workers: int) -> dict[str, Any]:
     """The Dagster instance settings ``template`` (``dagster.yaml``) with the run limits of a lake ingesting in
-    ``workers`` runs at once: that many loaders beside one writer."""
+    ``workers`` runs at once: that many loaders beside one writer, and that many part steps over all of them (the
+    pools' default limit: ``PART_STAGING_POOL`` is the only pool)."""
     settings = dict(template)
     settings["concurrency"] = {
         **template.get("concurrency", {}),
+        "pools": {**template.get("concurrency", {}).get("pools", {}), "default_limit": workers},
         "runs": {
             **template.get("concurrency", {}).get("runs", {}),
             "max_concurrent_runs": workers + 1,

@@ -85,6 +85,7 @@ from pipelines.batches import (
     ALLOCATION_JOB,
     INGESTION_JOB,
     LOADER_TAGS,
+    PART_STAGING_POOL,
     PUBLISH_JOB,
     WRITER_TAGS,
     barrier_tick,
@@ -165,7 +166,7 @@ def plan_deliveries(
             yield DynamicOutput(part, mapping_key=key, output_name="parts")
 
 
-@op(tags=LOADER_TAGS)
+@op(tags=LOADER_TAGS, pool=PART_STAGING_POOL)
 def stage_delivery_part(warehouse: WarehouseResource, part: Part) -> StagedPart:
     """One part of a delivery staged: its FOCUS rows and source totals committed, not yet visible."""
     return stage_part_apart(warehouse.resolved_home(), part)

@@ -29,7 +29,7 @@ from gpuledger.warehouse.failpoints import FAILPOINT_ENV
 from gpuledger.warehouse.home import HOME_ENV, open_warehouse
 from gpuledger_demo.setup import write_two_provider_home
 from models.config import CONFIG_FILE, WAREHOUSE_ENVIRONMENT
-from pipelines.batches import INGESTION_JOB, ingestion_partition_key
+from pipelines.batches import INGESTION_JOB, PART_STAGING_POOL, ingestion_partition_key
 from pipelines.definitions import add_billing_months, build_definitions
 from pipelines.deliveries import load_month
 from pipelines.runner import dagster_instance
@@ -158,6 +158,9 @@ def test_a_dead_part_step_fails_the_run_unseen_and_rerunning_it_stages_that_part
     rerun = _steps(again, DagsterEventType.STEP_START)
     assert [k for k in rerun if ".stage_delivery_part[" in k] == [k for k in _part_steps(rerun) if k.endswith("part2]")]
     assert not any(k.endswith(".plan_deliveries") for k in rerun)  # the plan (and part 1's rows) kept
+    # the part steps' pool holds as many slots as workers, and the killed step's slot was given back
+    pool = part_steps.instance.event_log_storage.get_concurrency_info(PART_STAGING_POOL)
+    assert (pool.slot_count, pool.claimed_slots) == (2, [])
     assert part_steps.visible("2026-11") == part_steps.reference["2026-11"]
 
 

@@ -15,6 +15,7 @@ from pipelines.batches import (
     BATCH_TAG,
     INGESTION_JOB,
     LOAD_WINDOW,
+    PART_STAGING_POOL,
     PUBLISH_JOB,
     barrier_tick,
     batch_requests,
@@ -160,6 +161,13 @@ def test_the_run_limits_match_the_tags_the_jobs_carry_on_a_file_and_on_a_lake_wi
     assert seeded == instance_settings(project, 3)
     assert _limits(seeded) == (4, {_job_tag(INGESTION_JOB): 3, _job_tag("publishing"): 1})
     assert seeded["run_retries"] == project["run_retries"]
+    # part steps: as many at once as workers, over every ingestion run
+    (stage,) = [op for op in defs.resolve_job_def(INGESTION_JOB).graph.iterate_op_defs() if op.pool]
+    assert (stage.name, stage.pool, seeded["concurrency"]["pools"]["default_limit"]) == (
+        "stage_delivery_part",
+        PART_STAGING_POOL,
+        3,
+    )
 
 
 def test_the_vacuum_waits_for_loads_still_running_but_not_for_one_that_died_long_ago(instance):
