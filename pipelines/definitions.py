@@ -160,9 +160,10 @@ def plan_deliveries(
     with closing(open_warehouse(home)) as con:
         planned = plan_month(con, home, provider, month)
     yield Output(planned, "loads")
-    for load in planned if warehouse.part_steps else []:
+    for number, load in enumerate(planned if warehouse.part_steps else [], start=1):
         for part in load.parts if len(load.parts) > 1 else ():  # one part: staged where it is published
-            key = re.sub(r"\W", "_", f"{load.delivery.source_name}_{load.delivery_id[:12]}_part{part.number}")
+            # a source may have several deliveries in a month (Azure exports): the delivery's number tells them apart
+            key = re.sub(r"\W", "_", f"delivery{number}_{load.delivery.source_name}_part{part.number}")
             yield DynamicOutput(part, mapping_key=key, output_name="parts")
 
 
