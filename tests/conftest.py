@@ -95,13 +95,21 @@ def con(home: Path) -> Iterator[duckdb.DuckDBPyConnection]:
 def focus_rows_below(con: duckdb.DuckDBPyConnection, root: Path) -> list[tuple[object, ...]]:
     """Every stored FOCUS row with its source file relative to ``root`` and without the ingest time, so that
     loads of the same files from two folders (synced, copied by hand) compare equal."""
-    rows = con.execute(
-        "SELECT * EXCLUDE (x_IngestedAt) REPLACE (substr(x_SourceFile, length($root) + 2) AS x_SourceFile)"
-        " FROM focus.costs ORDER BY ALL",
-        {"root": str(root)},
-    ).fetchall()
+    rows = focus_rows_of_month(con, root)
     assert rows
     return rows
+
+
+def focus_rows_of_month(
+    con: duckdb.DuckDBPyConnection, root: Path, month: str | None = None
+) -> list[tuple[object, ...]]:
+    """What :func:`focus_rows_below` compares, of billing month ``YYYY-MM`` (None: every month); none at all too."""
+    return con.execute(
+        "SELECT * EXCLUDE (x_IngestedAt) REPLACE (substr(x_SourceFile, length($root) + 2) AS x_SourceFile)"
+        " FROM focus.costs WHERE CAST($month AS VARCHAR) IS NULL OR strftime(BillingPeriodStart, '%Y-%m') = $month"
+        " ORDER BY ALL",
+        {"root": str(root), "month": month},
+    ).fetchall()
 
 
 def slice_totals(home: Path) -> list[tuple[object, ...]]:

@@ -33,6 +33,7 @@ from pipelines.batches import INGESTION_JOB, PART_STAGING_POOL, ingestion_partit
 from pipelines.definitions import add_billing_months, build_definitions
 from pipelines.deliveries import load_month
 from pipelines.runner import dagster_instance
+from tests.conftest import focus_rows_of_month
 from tests.fixtures.lake_servers import postgres
 
 MONTHS = ("2026-09", "2026-10", "2026-11")
@@ -50,7 +51,8 @@ class PartSteps:
     home: Path
     instance: DagsterInstance
     reference: dict[str, list[tuple[object, ...]]]
-    """Per month, the AWS FOCUS rows a load of the same files published on the file warehouse."""
+    """Per month, the FOCUS rows a load of the same files published on the file warehouse (AWS's only: the only
+    provider either home loads)."""
 
     def ingest(self, month: str, *, after_failure_of: str | None = None) -> JobExecutionResult:
         """The AWS partition of ``month`` loaded as the daemon would launch it: the job rebuilt from the code
@@ -66,8 +68,9 @@ class PartSteps:
         )
 
     def visible(self, month: str) -> list[tuple[object, ...]]:
-        """The AWS FOCUS rows of ``month`` readers see now."""
-        return _aws_rows(self.home).get(month, [])
+        """The FOCUS rows of ``month`` readers see now."""
+        with closing(open_warehouse(self.home)) as con:
+            return focus_rows_of_month(con, self.home, month)
 
 
 @pytest.fixture(scope="module")
@@ -82,6 +85,8 @@ def part_steps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PartSteps]:
         with closing(open_warehouse(reference_home)) as con:
             for month in MONTHS:
                 load_month(con, reference_home, "aws", month)
+            reference = {month: focus_rows_of_month(con, reference_home, month) for month in MONTHS}
+            assert all(reference.values())  # every month has rows to compare with
         server.create_database("gpuledger")
         with (home / CONFIG_FILE).open("a", encoding="utf-8") as config:
             config.write(
@@ -92,23 +97,7 @@ def part_steps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PartSteps]:
         env.setenv("DAGSTER_HOME", str(base / "dagster"))
         with dagster_instance(home) as instance:
             add_billing_months(instance, list(MONTHS))
-            yield PartSteps(home, instance, _aws_rows(reference_home))
-
-
-def _aws_rows(home: Path) -> dict[str, list[tuple[object, ...]]]:
-    """Every visible AWS FOCUS row by billing month, without the ingest time and with source files relative to
-    ``home`` (loads of the same files in two homes compare equal)."""
-    with closing(open_warehouse(home)) as con:
-        rows = con.execute(
-            "SELECT strftime(BillingPeriodStart, '%Y-%m') AS month, * EXCLUDE (x_IngestedAt)"
-            " REPLACE (substr(x_SourceFile, length($root) + 2) AS x_SourceFile)"
-            " FROM focus.costs WHERE ProviderName = 'AWS' ORDER BY ALL",
-            {"root": str(home)},
-        ).fetchall()
-    by_month: dict[str, list[tuple[object, ...]]] = {}
-    for month, *row in rows:
-        by_month.setdefault(str(month), []).append(tuple(row))
-    return by_month
+            yield PartSteps(home, instance, reference)
 
 
 def _steps(result: JobExecutionResult, event: DagsterEventType) -> dict[str, int]:
