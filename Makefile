@@ -6,19 +6,39 @@ BIN := $(VENV)/bin
 GPULEDGER_HOME ?= $(CURDIR)/.home
 export GPULEDGER_HOME
 
-.PHONY: install demo ui test lint lock clean install-validator validate-focus lock-validator install-prometheus install-azurite install-pdf install-duckdb-1.4 install-postgres
+.PHONY: check-install install demo ui test lint lock clean install-validator validate-focus lock-validator install-prometheus install-azurite install-pdf install-duckdb-1.4 install-postgres
 VALIDATOR_VENV := .venv-validator
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed: requirements.lock pyproject.toml
-	@echo "Installing gpuledger and its pinned dependencies into $(VENV)/ (the first time takes a few minutes)"
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --disable-pip-version-check --progress-bar off --require-hashes -r requirements.lock
-	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
+# The installer is bootstrapped first, hash-pinned (tools/requirements-uv.lock), by the interpreter's own pip; every
+# venv is then installed by it from a hashed lock, so a new upstream release can change no install (docs/decisions/0023).
+INSTALLER_VENV := .venv-uv
+UV := $(INSTALLER_VENV)/bin/uv
+# uv uses the interpreter it is given, never one it would download.
+export UV_PYTHON_DOWNLOADS := never
+
+$(UV): tools/requirements-uv.lock
+	$(PYTHON) -m venv $(INSTALLER_VENV)
+	$(INSTALLER_VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps --require-hashes -r tools/requirements-uv.lock
 	touch $@
 
-demo: install install-pdf
+# `pip` stays in .venv (from the interpreter's venv module) for users and the packaging test; the build backend of the
+# editable install comes hashed from tools/requirements-build.lock.
+$(VENV)/.installed: requirements.lock tools/requirements-build.lock pyproject.toml $(UV)
+	@echo "Installing gpuledger and its pinned dependencies into $(VENV)/"
+	$(PYTHON) -m venv $(VENV)
+	$(UV) pip sync --quiet --python $(BIN)/python --require-hashes requirements.lock
+	$(UV) pip install --quiet --python $(BIN)/python --no-deps --build-constraints tools/requirements-build.lock -e .
+	touch $@
+
+# The install cannot drift: no lock line names an extra (pip < 23.3 reads `name[extra]==` as not pinning `name`), the
+# locks are what `make lock` makes of pyproject.toml today, and a clean venv with no cache, offered a newer release of a
+# locked package, installs exactly the lock (scripts/check-install).
+check-install: $(UV)
+	scripts/check-install
+
+demo: install
 	$(BIN)/gpuledger demo --home "$(GPULEDGER_HOME)"
 
 # The Dagster UI on the project (asset graph, partitions, checks, schedule, sensors) at http://127.0.0.1:3000,
@@ -46,9 +66,9 @@ test: install install-validator install-prometheus install-azurite install-pdf i
 DUCKDB_1_4_VENV := .venv-duckdb-1.4
 install-duckdb-1.4: $(DUCKDB_1_4_VENV)/.installed
 
-$(DUCKDB_1_4_VENV)/.installed: tools/requirements-duckdb-1.4.lock
-	$(PYTHON) -m venv $(DUCKDB_1_4_VENV)
-	$(DUCKDB_1_4_VENV)/bin/pip install --quiet --disable-pip-version-check --require-hashes -r tools/requirements-duckdb-1.4.lock
+$(DUCKDB_1_4_VENV)/.installed: tools/requirements-duckdb-1.4.lock $(UV)
+	$(PYTHON) -m venv --without-pip $(DUCKDB_1_4_VENV)
+	$(UV) pip sync --quiet --python $(DUCKDB_1_4_VENV)/bin/python --require-hashes tools/requirements-duckdb-1.4.lock
 	touch $@
 
 # The chargeback PDF is rendered by WeasyPrint, which needs pango and a font (Debian packages; root to install).
@@ -79,18 +99,23 @@ install-azurite:
 	  && grep -q '"version": "$(AZURITE_VERSION)"' .azurite/node_modules/azurite/package.json \
 	  || npm install --prefix .azurite --no-audit --no-fund azurite@$(AZURITE_VERSION)
 
-# Re-resolve pinned versions after editing pyproject.toml (needs only PyPI).
-lock:
-	$(PYTHON) -m venv /tmp/gpuledger-lock && /tmp/gpuledger-lock/bin/pip install --quiet uv==0.13.8
-	/tmp/gpuledger-lock/bin/uv pip compile pyproject.toml --extra dev --extra lake --python-version 3.11 \
-	  --generate-hashes --no-strip-extras --no-header -o requirements.lock
-	echo 'duckdb==1.4.5' | /tmp/gpuledger-lock/bin/uv pip compile - --python-version 3.11 --universal \
-	  --generate-hashes --custom-compile-command 'make lock' -o tools/requirements-duckdb-1.4.lock
+# Re-resolve pinned versions after editing pyproject.toml (needs only PyPI). Versions already locked are kept while
+# they satisfy pyproject.toml (uv prefers the output file's pins), so re-running it changes nothing.
+LOCK_DIR ?= .
+lock: $(UV)
+	$(UV) pip compile --quiet pyproject.toml --extra dev --extra lake --python-version 3.11 \
+	  --generate-hashes --no-header -o $(LOCK_DIR)/requirements.lock
+	echo 'duckdb==1.4.5' | $(UV) pip compile --quiet - --python-version 3.11 --universal \
+	  --generate-hashes --custom-compile-command 'make lock' -o $(LOCK_DIR)/tools/requirements-duckdb-1.4.lock
+	echo 'setuptools==84.2.1' | $(UV) pip compile --quiet - --universal \
+	  --generate-hashes --custom-compile-command 'make lock' -o $(LOCK_DIR)/tools/requirements-build.lock
+	echo 'uv==0.13.9' | $(UV) pip compile --quiet - --universal \
+	  --generate-hashes --custom-compile-command 'make lock' -o $(LOCK_DIR)/tools/requirements-uv.lock
 
 # CPython 3.12 venv for focus-validator 2.2.1 (found on PATH/pyenv, or FOCUS_VALIDATOR_PYTHON=...).
 install-validator: $(VALIDATOR_VENV)/.installed
 
-$(VALIDATOR_VENV)/.installed: tools/requirements-validator.lock
+$(VALIDATOR_VENV)/.installed: tools/requirements-validator.lock $(UV)
 	scripts/validate-focus --install
 	@touch $@
 
@@ -100,11 +125,10 @@ validate-focus: install-validator
 	scripts/validate-focus "$(FILE)" --criteria "$(or $(CRITERIA),ALL)" $(if $(JUNIT),--junit "$(JUNIT)")
 
 # Re-resolve the validator's pinned, hashed requirements (needs only PyPI).
-lock-validator:
-	$(PYTHON) -m venv /tmp/gpuledger-lock && /tmp/gpuledger-lock/bin/pip install --quiet uv==0.13.8
+lock-validator: $(UV)
 	printf 'focus-validator==2.2.1\npyarrow<26\nsetuptools\npoetry-core\n' \
-	  | /tmp/gpuledger-lock/bin/uv pip compile - --python-version 3.12 --universal --generate-hashes \
-	    --custom-compile-command 'make lock-validator' -o tools/requirements-validator.lock
+	  | $(UV) pip compile --quiet - --python-version 3.12 --universal --generate-hashes \
+	    --custom-compile-command 'make lock-validator' -o $(LOCK_DIR)/tools/requirements-validator.lock
 
 clean:
-	rm -rf $(VENV) $(VALIDATOR_VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(VALIDATOR_VENV) $(DUCKDB_1_4_VENV) $(INSTALLER_VENV) .pytest_cache .ruff_cache
