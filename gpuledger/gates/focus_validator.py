@@ -52,9 +52,8 @@ MAX_MESSAGE = 240
 CRITERIA_ALL = "ALL"
 CRITERIA_NONE = "NONE"
 PYTHON_ENV_VAR = "FOCUS_VALIDATOR_PYTHON"
-# Build backends of the lock's sdist-only packages (focus-validator: poetry-core + pyyaml,
-# pandasql: setuptools); all three are pinned and hashed in the lock.
-BUILD_REQUIREMENTS = ("setuptools", "poetry-core", "pyyaml")
+# uv uses the interpreter it is given, never one it would download.
+_UV_ENVIRONMENT = {"UV_PYTHON_DOWNLOADS": "never"}
 
 
 def _repo_root() -> Path:
@@ -71,6 +70,7 @@ LOCK_FILE = REPO_ROOT / "tools" / "requirements-validator.lock"
 MODEL_DIR = REPO_ROOT / "tools" / "focus_validator_model"
 MODEL_FILE = MODEL_DIR / MODEL_FILE_NAME
 STAMP_FILE = VENV_DIR / ".installed"
+INSTALLER = REPO_ROOT / ".venv-uv" / "bin" / "uv"
 
 
 class ValidatorError(RuntimeError):
@@ -185,22 +185,12 @@ def validator_venv_is_current() -> bool:
     return stamp.startswith(_expected_stamp()) and _venv_python().exists()
 
 
-def _lock_block(package: str) -> str:
-    """The requirement line(s) of one package from the lock (name, pins and hashes)."""
-    block: list[str] = []
-    for line in LOCK_FILE.read_text().splitlines():
-        if block and not line.startswith(" "):
-            break
-        if block or line.startswith(f"{package}=="):
-            block.append(line)
-    if not block:
-        raise ValidatorError(f"{package} is missing from {LOCK_FILE}")
-    return "\n".join(block) + "\n"
-
-
-def _pip(python: Path, *args: str) -> None:
-    cmd = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *args]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+def _uv(*args: str) -> None:
+    """Run the hash-pinned installer (`make` bootstraps it into .venv-uv from tools/requirements-uv.lock)."""
+    if not INSTALLER.exists():
+        raise ValidatorError(f"the installer {INSTALLER} is missing: run `make install-validator`")
+    cmd = [str(INSTALLER), *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env={**os.environ, **_UV_ENVIRONMENT})
     if proc.returncode != 0:
         raise ValidatorError(f"`{' '.join(cmd)}` failed:\n{proc.stdout}{proc.stderr}")
 
@@ -220,10 +210,8 @@ def ensure_validator_venv(*, force: bool = False, log: bool = True) -> Path:
     """Create or refresh .venv-validator from the hashed lock; return its python.
 
     The stamp file records the lock's sha256, so an edited lock triggers a clean reinstall.
-    Two steps keep every artifact hash-checked: focus-validator (poetry-core) and pandasql
-    (setuptools) are sdist-only on PyPI, and pip does not hash-check the build backends it
-    fetches into an isolated build environment. So the locked build requirements are installed
-    first and the rest is built against them with ``--no-build-isolation``.
+    focus-validator (poetry-core) and pandasql (setuptools) are sdist-only on PyPI: the lock is also
+    their build constraints, so the build backends uv fetches are pinned and hash-checked too.
     """
     with _install_lock():
         if not force and validator_venv_is_current():
@@ -233,14 +221,23 @@ def ensure_validator_venv(*, force: bool = False, log: bool = True) -> Path:
             print(f"validate-focus: installing {VALIDATOR_PACKAGE} into {VENV_DIR} ({python})", file=sys.stderr)
         if VENV_DIR.exists():
             shutil.rmtree(VENV_DIR)
-        venv = subprocess.run([str(python), "-m", "venv", str(VENV_DIR)], capture_output=True, text=True, check=False)
+        venv = subprocess.run(
+            [str(python), "-m", "venv", "--without-pip", str(VENV_DIR)], capture_output=True, text=True, check=False
+        )
         if venv.returncode != 0:
             raise ValidatorError(f"`{python} -m venv {VENV_DIR}` failed:\n{venv.stdout}{venv.stderr}")
-        with tempfile.TemporaryDirectory(prefix="validator-lock-") as tmp:
-            build_reqs = Path(tmp) / "build-requirements.txt"
-            build_reqs.write_text("".join(_lock_block(name) for name in BUILD_REQUIREMENTS))
-            _pip(_venv_python(), "--require-hashes", "--no-deps", "-r", str(build_reqs))
-        _pip(_venv_python(), "--require-hashes", "--no-build-isolation", "-r", str(LOCK_FILE))
+        lock = str(LOCK_FILE)
+        _uv(
+            "pip",
+            "sync",
+            "--quiet",
+            "--python",
+            str(_venv_python()),
+            "--require-hashes",
+            "--build-constraints",
+            lock,
+            lock,
+        )
         version = ".".join(map(str, _python_version(_venv_python()) or ("?",)))
         STAMP_FILE.write_text(f"{_expected_stamp()}python={version}\npackage={VALIDATOR_PACKAGE}\n")
         return _venv_python()
