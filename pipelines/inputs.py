@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import os
 from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
@@ -47,7 +48,7 @@ def ingestion_inputs(
 ) -> str:
     """A (billing month, provider) partition reads its deliveries' files and the holds a person accepted."""
     files = [f for d in deliveries for f in (*d.files, *([d.manifest] if d.manifest else []))]
-    return _fingerprint("focus_ingestion", month, provider, _home_inputs(home, config), file_stats(files), holds)
+    return _fingerprint("focus_ingestion", month, provider, _home_inputs(home, config), file_stats(home, files), holds)
 
 
 def month_holds(con: duckdb.DuckDBPyConnection, month: str) -> list[tuple[object, ...]]:
@@ -68,7 +69,7 @@ def allocation_inputs(con: duckdb.DuckDBPyConnection, home: Path, config: Config
         " WHERE strftime(billing_month(billing_period_start), '%Y-%m') = $month ORDER BY ALL",
         {"month": month},
     ).fetchall()
-    telemetry = file_stats(f for t in config.telemetry for path in t.paths.values() for f in files_under(path))
+    telemetry = file_stats(home, (f for t in config.telemetry for path in t.paths.values() for f in files_under(path)))
     return _fingerprint("monthly_allocation", month, _home_inputs(home, config), owners, telemetry)
 
 
@@ -106,12 +107,26 @@ def last_success(instance: DagsterInstance, job_name: str, fingerprint: str | No
     return runs[0].dagster_run.run_id if runs else None
 
 
+def instance_folder(home: Path) -> Path:
+    """The folder of the Dagster instance holding ``home``'s run history: ``$DAGSTER_HOME`` when set, else
+    ``<home>/dagster``."""
+    return Path(os.environ.get("DAGSTER_HOME") or home / "dagster")
+
+
 def _home_inputs(home: Path, config: Config) -> object:
     """The code, the configuration and the files it names (reporting rates; the advice rate card, read into it):
-    what every partition reads besides its own data."""
+    what every partition reads besides its own data. With the run history outside the home, also the home's path:
+    homes sharing one ``$DAGSTER_HOME`` must not skip each other's work."""
     toml = home / CONFIG_FILE
     rates = files_under(config.reporting.rates) if config.reporting.rates else []
-    return code_version(), toml.read_bytes() if toml.exists() else b"", file_stats(rates), config.advice.rates
+    history_inside = instance_folder(home).resolve().is_relative_to(home.resolve())
+    return (
+        code_version(),
+        toml.read_bytes() if toml.exists() else b"",
+        file_stats(home, rates),
+        config.advice.rates,
+        None if history_inside else str(home.resolve()),
+    )
 
 
 def files_under(path: Path) -> list[Path]:
@@ -121,9 +136,18 @@ def files_under(path: Path) -> list[Path]:
     return sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else []
 
 
-def file_stats(files: Iterable[Path]) -> list[tuple[str, int, int]]:
-    """Path, size and modification time of each file, in the order given: what changes when a file is rewritten."""
-    return [(str(path), (stat := path.stat()).st_size, stat.st_mtime_ns) for path in files]
+def file_stats(root: Path, files: Iterable[Path]) -> list[tuple[str, int, int]]:
+    """Path (:func:`relative_path` to ``root``), size and modification time of each file, in the order given: what
+    changes when a file is rewritten."""
+    return [(relative_path(root, path), (stat := path.stat()).st_size, stat.st_mtime_ns) for path in files]
+
+
+def relative_path(root: Path, path: Path) -> str:
+    """``path`` relative to ``root`` when it lies below it, else absolute: a home (or source folder) moved, copied or
+    restored elsewhere keeps its fingerprints, while a folder outside it (an absolute path in the configuration) did
+    not move."""
+    full, below = os.path.abspath(path), os.path.join(os.path.abspath(root), "")
+    return full.removeprefix(below) if full.startswith(below) else full
 
 
 def _fingerprint(*parts: object) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import multiprocessing
-import os
 import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -58,6 +57,7 @@ from pipelines.inputs import (
     INPUTS_TAG,
     allocation_inputs,
     ingestion_inputs,
+    instance_folder,
     last_success,
     month_holds,
     publishing_inputs,
@@ -95,9 +95,9 @@ _SEEDED_HEADER = b"# Seeded by gpuledger from its dagster.yaml with the run limi
 
 
 def dagster_home(home: Path) -> Path:
-    """The Dagster instance's folder: ``$DAGSTER_HOME`` when set, else ``<home>/dagster``, seeded with the
-    project's dagster.yaml when it has none (on a lake with several workers, with their run limits)."""
-    folder = Path(os.environ.get("DAGSTER_HOME") or home / "dagster")
+    """The Dagster instance's folder (:func:`instance_folder`), seeded with the project's dagster.yaml when it has
+    none (on a lake with several workers, with their run limits)."""
+    folder = instance_folder(home)
     folder.mkdir(parents=True, exist_ok=True)
     if not (folder / "dagster.yaml").exists():
         workers = load_warehouse_config(home).workers

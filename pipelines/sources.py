@@ -68,10 +68,16 @@ def _export_sources(sources: Sequence[SourceConfig]) -> AssetsDefinition:
 
 
 def export_observation(key: AssetKey, source: SourceConfig) -> ObserveResult:
-    """The deliveries ``source`` holds now; the data version changes with any new, replaced or restated one."""
+    """The deliveries ``source`` holds now; the data version changes with any new, replaced or restated one (not
+    with the folder's place: a home moved elsewhere holds the same)."""
     deliveries = sorted(discover(source), key=lambda d: (d.billing_period or "", d.version or ""))
     fingerprint = [
-        [d.billing_period, d.version, d.version_time.isoformat() if d.version_time else None, file_stats(d.files)]
+        [
+            d.billing_period,
+            d.version,
+            d.version_time.isoformat() if d.version_time else None,
+            file_stats(source.path, d.files),
+        ]
         for d in deliveries
     ]
     newest = max((d.version_time for d in deliveries if d.version_time), default=None)
@@ -121,13 +127,15 @@ def telemetry_observation(key: AssetKey, source: TelemetryConfig) -> ObserveResu
     """The files of a file-based telemetry source; a metrics server (Prometheus) has no version to observe."""
     if not source.paths:
         return ObserveResult(asset_key=key, metadata={"url": str(source.options.get("url", ""))})
-    files = sorted(f for path in source.paths.values() for f in files_under(path))
-    newest = max((f.stat().st_mtime for f in files), default=None)
+    files = {name: files_under(path) for name, path in source.paths.items()}
+    newest = max((f.stat().st_mtime for found in files.values() for f in found), default=None)
+    # each configured path's files named from its folder: the version does not change when the home moves
+    version = {name: file_stats(source.paths[name].parent, found) for name, found in files.items()}
     return ObserveResult(
         asset_key=key,
-        data_version=DataVersion(_digest(file_stats(files))),
+        data_version=DataVersion(_digest(version)),
         metadata={
-            "files": len(files),
+            "files": sum(map(len, files.values())),
             "newest_file_time": datetime.fromtimestamp(newest, UTC).isoformat() if newest else "none",
         },
     )

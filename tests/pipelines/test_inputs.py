@@ -1,10 +1,20 @@
-"""What makes a partition stale beyond its own inputs: the product's code and the engine that runs it."""
+"""What makes a partition stale beyond its own inputs: the product's code and the engine that runs it; what does
+not: the home's place (a home moved, copied or restored elsewhere with its run history skips what it did)."""
 
 from __future__ import annotations
 
-import duckdb
+import os
+import shutil
+from pathlib import Path
 
-from pipelines.inputs import code_version
+import duckdb
+import pytest
+from dagster import DagsterInstance
+
+from models.config import load_config
+from pipelines.deliveries import deliveries_for
+from pipelines.inputs import code_version, ingestion_inputs, relative_path
+from pipelines.runner import run_pipeline
 
 
 def test_a_new_duckdb_release_changes_the_code_version(monkeypatch):
@@ -14,3 +24,59 @@ def test_a_new_duckdb_release_changes_the_code_version(monkeypatch):
     assert compute() == current == code_version()
     monkeypatch.setattr(duckdb, "__version__", "1.5.99")
     assert compute() != current
+
+
+def test_a_path_below_the_home_is_named_from_it_and_any_other_in_full(tmp_path: Path):
+    home = tmp_path / "home"
+    assert relative_path(home, home / "exports" / "focus.csv") == "exports/focus.csv"
+    # outside the home: a folder configured by absolute path, one reached through "..", a sibling named alike
+    for outside in (tmp_path / "shared" / "focus.csv", home / ".." / "shared" / "focus.csv", tmp_path / "home2" / "a"):
+        assert relative_path(home, outside) == os.path.abspath(outside)
+
+
+def _home_with_a_delivery(home: Path) -> Path:
+    (home / "gpuledger.toml").parent.mkdir(parents=True)
+    (home / "gpuledger.toml").write_text(
+        '[[sources]]\nname = "cw"\nformat = "focus"\npath = "exports"\n', encoding="utf-8"
+    )
+    export = home / "exports" / "2026-10" / "focus-2026-10.csv"
+    export.parent.mkdir(parents=True)
+    export.write_text("BilledCost\n1\n", encoding="utf-8")
+    return home
+
+
+def _ingestion(home: Path) -> str:
+    return ingestion_inputs(home, load_config(home), "2026-10", "focus", deliveries_for(home, "focus"), [])
+
+
+def test_a_copied_home_has_its_fingerprints_unless_it_shares_its_run_history_with_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    home = _home_with_a_delivery(tmp_path / "home")
+    copy = tmp_path / "elsewhere" / "copy"
+    shutil.copytree(home, copy, symlinks=True)  # modification times kept, as cp -a and a restore do
+    assert _ingestion(copy) == _ingestion(home)
+    # one $DAGSTER_HOME for both: a run of one must not make the other skip (its warehouse may lack the delivery)
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "shared-dagster"))
+    assert _ingestion(copy) != _ingestion(home)
+
+
+def test_a_home_copied_with_its_run_history_skips_everything_it_already_did(
+    demo_copy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    settled = run_pipeline(demo_copy)  # publishes once after the demo's month close; then nothing is new
+    every = sorted(settled.partitions + settled.skipped)
+    assert len(every) == 4 * 2 + 2 + 1  # the demo's providers and months, each month's split, the publish
+    copy = tmp_path / "restored" / "gpuledger-home"
+    shutil.copytree(demo_copy, copy, symlinks=True)  # modification times kept, as cp -a and a restore do
+    with DagsterInstance.from_config(str(copy / "dagster")) as instance:
+        runs_before = instance.get_runs_count()
+    capsys.readouterr()
+    copied = run_pipeline(copy)
+    assert copied.partitions == [] and sorted(copied.skipped) == every
+    printed = capsys.readouterr().out.splitlines()
+    assert [line for line in printed if line.endswith(" ...")] == []  # nothing observed, loaded, split or published
+    assert len([line for line in printed if line.endswith(", skipped")]) == len(every)
+    with DagsterInstance.from_config(str(copy / "dagster")) as instance:
+        assert instance.get_runs_count() == runs_before

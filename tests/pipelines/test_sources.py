@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 from dagster import DataVersion
@@ -49,3 +50,23 @@ def test_a_file_telemetry_source_is_versioned_by_its_files_and_a_metrics_server_
     )
     observed = telemetry_observation(telemetry_source_key(server.name), server)
     assert observed.data_version is None and observed.metadata["url"] == "http://127.0.0.1:9090"
+
+
+def test_a_source_moved_with_its_home_keeps_its_version(tmp_path: Path):
+    home = tmp_path / "home"
+    export = home / "exports" / "2026-10" / "focus-2026-10.csv"
+    export.parent.mkdir(parents=True)
+    export.write_text("BilledCost\n1\n", encoding="utf-8")
+    (home / "jobs.csv").write_text("job_id\n1\n", encoding="utf-8")
+    moved = tmp_path / "elsewhere" / "home"
+    shutil.copytree(home, moved)  # modification times kept, as cp -a and a restore do
+
+    def versions(root: Path) -> tuple[DataVersion, DataVersion]:
+        source = SourceConfig(name="gpu-cloud", format="focus", path=root / "exports")
+        files = TelemetryConfig(name="eks", kind="files", cluster="eks", paths={"jobs": root / "jobs.csv"}, options={})
+        return (
+            _version(export_observation(export_source_key(source.name), source)),
+            _version(telemetry_observation(telemetry_source_key(files.name), files)),
+        )
+
+    assert versions(moved) == versions(home)
