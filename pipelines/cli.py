@@ -354,6 +354,8 @@ def _print_report(home: Path, report: Report) -> None:
     print(f"Chargeback {report.month} version {report.version} ({done}): reports in {report.folder}/")
     for path in report.files:
         print(f"  {path}")
+    if report.pdf_missing:
+        print(f"  {report.pdf_missing}")
     if report.issued_now and report.publish_refused is None:
         print(f"  analysts see version {report.version}: the analyst file was published again")
     if report.publish_refused:

@@ -484,7 +484,8 @@ def warehouse_vacuum(context: AssetExecutionContext, warehouse: WarehouseResourc
     partitions_def=BILLING_MONTHS,
     group_name="reports",
     description="The closed month's latest issued statement rendered into reports/YYYY-MM/vN in the gpuledger "
-    "home: index.html, statement.pdf, a CSV and XLSX per team, statement.json (what `gpuledger report` writes).",
+    "home: index.html, statement.pdf (where pango is installed), a CSV and XLSX per team, statement.json (what "
+    "`gpuledger report` writes).",
 )
 def chargeback_report(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
     # report_month takes the home's run lock itself: the month close runs it outside a `gpuledger run`
@@ -496,6 +497,7 @@ def chargeback_report(context: AssetExecutionContext, warehouse: WarehouseResour
             "folder": str(report.folder),
             "files": [path.name for path in report.files],
             "pending_adjustments": report.pending_adjustments,
+            "pdf_missing": report.pdf_missing,  # the UI shows why the files list no PDF
         }
     )
 

@@ -18,6 +18,7 @@ import duckdb
 from gpuledger.chargeback.months import issue_month, lifecycle_now
 from gpuledger.chargeback.statement import content_sha256
 from gpuledger.reports.formatting import team_slugs
+from gpuledger.reports.pdf import pdf_unavailable, render_pdf
 from models.billing_month import BillingMonth
 from models.errors import GpuledgerError
 
@@ -36,6 +37,11 @@ class Report:
     """Differences between today's figures and this version (a restatement since): ``--issue`` makes a new one."""
     publish_refused: str | None = None
     """Why the analyst file could not be published again after issuing (None: published, or nothing issued)."""
+
+    @property
+    def pdf_missing(self) -> str | None:
+        """Why no PDF was written, as the one line saying what to install (None: one was)."""
+        return None if any(path.suffix == ".pdf" for path in self.files) else pdf_unavailable()
 
 
 def report_month(home: Path, month: str, *, team: str | None = None, issue: bool = False) -> Report:
@@ -86,9 +92,9 @@ def _latest(con: duckdb.DuckDBPyConnection, start: object) -> tuple[int, str | N
 
 
 def write_reports(data: dict[str, Any], folder: Path, *, stored: bytes, team: str | None = None) -> list[Path]:
-    """Write the reports of statement ``data`` into ``folder``; ``team`` alone (with the company summary) if given."""
+    """Write the reports of statement ``data`` into ``folder``; ``team`` alone (with the company summary) if given.
+    Without the system libraries WeasyPrint needs there is no PDF (:func:`~gpuledger.reports.pdf.pdf_unavailable`)."""
     from gpuledger.reports.html import render_html
-    from gpuledger.reports.pdf import render_pdf
     from gpuledger.reports.tables import render_csv, render_xlsx
 
     names = [t["team"] for t in data["teams"]]
@@ -98,11 +104,9 @@ def write_reports(data: dict[str, Any], folder: Path, *, stored: bytes, team: st
     folder.mkdir(parents=True, exist_ok=True)
     stem = "index" if team is None else slugs[team]
     html = render_html(data, team=team)
-    outputs: list[tuple[str, bytes]] = [
-        ("statement.json", stored),
-        (f"{stem}.html", html.encode("utf-8")),
-        ("statement.pdf" if team is None else f"{stem}.pdf", render_pdf(html, data)),
-    ]
+    outputs: list[tuple[str, bytes]] = [("statement.json", stored), (f"{stem}.html", html.encode("utf-8"))]
+    if pdf_unavailable() is None:
+        outputs.append(("statement.pdf" if team is None else f"{stem}.pdf", render_pdf(html, data)))
     for section in data["teams"]:
         if team is None or section["team"] == team:
             outputs.append((f"{slugs[section['team']]}.csv", render_csv(data, section)))
