@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 GPULEDGER_HOME ?= $(CURDIR)/.home
 export GPULEDGER_HOME
 
-.PHONY: check-install install demo ui test lint lock clean install-validator validate-focus lock-validator install-prometheus install-azurite install-pdf install-duckdb-1.4 install-postgres
+.PHONY: check-install install demo ui test test-fast lint lock clean install-validator validate-focus lock-validator install-prometheus install-azurite install-pdf install-duckdb-1.4 install-postgres
 VALIDATOR_VENV := .venv-validator
 
 install: $(VENV)/.installed
@@ -53,13 +53,17 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 
-# Then the suites that must hold on both warehouse backends again, every test home on a DuckLake of its own
-# (tests/conftest.py --warehouse=lake): crash safety, the analyst never blocked, reconciliation, publish, reports.
-LAKE_SUITES := tests/end_to_end/test_crash_safety.py tests/end_to_end/test_demo.py tests/gpuledger/publish \
-	tests/gpuledger/reports tests/gpuledger/chargeback tests/gpuledger/gates/test_load.py tests/gpuledger/gates/test_vacuum.py
+# One pytest run on both cores (pytest-xdist): modules marked `serial` stay on one worker each, tests marked
+# `both_warehouses` (crash safety, the analyst never blocked, reconciliation, publish, reports) run on the DuckDB file
+# and on a DuckLake of their own in the same run, so the scheduler balances them (tests/conftest.py); the 30 slowest
+# tests are printed.
+PYTEST_ON_BOTH_CORES := -n 2 --dist loadgroup
 test: install install-validator install-prometheus install-azurite install-pdf install-duckdb-1.4 install-postgres lint
-	$(BIN)/pytest
-	$(BIN)/pytest --warehouse=lake $(LAKE_SUITES)
+	$(BIN)/pytest $(PYTEST_ON_BOTH_CORES) --durations=30
+
+# The development loop, a few minutes: no test marked `slow`, the DuckDB file backend only.
+test-fast: install install-validator install-prometheus install-azurite install-pdf install-duckdb-1.4 install-postgres
+	$(BIN)/pytest $(PYTEST_ON_BOTH_CORES) -m "not slow" --warehouse=file
 
 # A DuckDB 1.4 client, pinned and hashed, for the test that analysts' 1.4 clients open the published file
 # (docs/decisions/0018); its own venv, the project runs DuckDB 1.5.

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import fcntl
 import io
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing, redirect_stdout
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 
 from gpuledger.chargeback.months import NOW_ENV
 from gpuledger.gates import focus_validator as fv
+from gpuledger.warehouse.database import WAREHOUSE_FILE
 from gpuledger.warehouse.home import open_warehouse
 from models.config import WAREHOUSE_ENVIRONMENT
 from models.focus import FOCUS_COLUMN_NAMES
@@ -26,36 +28,95 @@ os.environ[NOW_ENV] = TEST_NOW
 
 
 LOCAL_LAKE = {"catalog": "ducklake:lake/catalog.ducklake", "data_path": "lake/data"}
-"""``--warehouse=lake``: every home of the session keeps a DuckLake of its own (a DuckDB-file catalog, data files in a
-folder), through the environment, so the pipeline's subprocesses use it too."""
+"""The lake backend: every home keeps a DuckLake of its own (a DuckDB-file catalog, data files in a folder), through
+the environment, so the pipeline's subprocesses use it too."""
+
+BACKENDS = ("file", "lake")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--warehouse",
-        choices=("file", "lake"),
-        default="file",
-        help="the warehouse backend of every home the tests make (default: the DuckDB file)",
+        choices=(*BACKENDS, "both"),
+        default="both",
+        help="the backends tests marked both_warehouses run on (default: both, each test once per backend; every"
+        " other test uses the DuckDB file)",
     )
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    if config.getoption("--warehouse") == "lake":
-        os.environ.update({WAREHOUSE_ENVIRONMENT[key]: value for key, value in LOCAL_LAKE.items()})
-
-
 def pytest_report_header(config: pytest.Config) -> str:
-    return f"gpuledger warehouse backend: {config.getoption('--warehouse')}"
+    return f"gpuledger warehouse backends of the both_warehouses tests: {config.getoption('--warehouse')}"
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Tests marked ``both_warehouses`` run once per backend; session-scoped, so pytest groups each backend's tests
+    and builds each backend's shared homes once."""
+    if metafunc.definition.get_closest_marker("both_warehouses"):
+        chosen = metafunc.config.getoption("--warehouse")
+        backends = BACKENDS if chosen == "both" else (chosen,)
+        metafunc.parametrize("warehouse", backends, indirect=True, scope="session")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A ``serial`` test runs on one xdist worker with the rest of its module, in order: its module's fixture is costly
+    to build twice, or its processes must not overlap each other."""
+    for item in items:
+        if item.get_closest_marker("serial"):
+            group = item.module.__name__ if item.module else item.nodeid
+            callspec = getattr(item, "callspec", None)
+            if callspec is not None and "warehouse" in callspec.params:  # each backend's half may go to either worker
+                group += f"[{callspec.params['warehouse']}]"
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def warehouse(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The warehouse backend of every home the test makes (the DuckDB file unless the test is marked
+    ``both_warehouses``), set in the environment for the test and the subprocesses it starts."""
+    backend: str = getattr(request, "param", "file")
+    names = {WAREHOUSE_ENVIRONMENT[key]: value for key, value in LOCAL_LAKE.items()}
+    saved = {name: os.environ.pop(name, None) for name in names}
+    if backend == "lake":
+        os.environ.update(names)
+    yield backend
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+def built_once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], str]) -> tuple[Path, str]:
+    """Folder ``name`` built once per test session by ``build`` (returning what it printed), shared by every xdist
+    worker: the first to ask builds it under a file lock, the others wait and read it. Readers must not change it."""
+    shared = factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # each worker's basetemp is a folder of the session's
+        shared = shared.parent
+    folder, printed, done = shared / name, shared / f"{name}.out", shared / f"{name}.done"
+    with (shared / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            if folder.exists():  # a worker died building it
+                shutil.rmtree(folder)
+            folder.mkdir()
+            printed.write_text(build(folder), encoding="utf-8")
+            done.touch()
+    return folder, printed.read_text(encoding="utf-8")
+
+
+def _run_demo(folder: Path) -> str:
+    output = io.StringIO()
+    with redirect_stdout(output):
+        assert main(["demo", "--home", str(folder / "home")]) == 0
+    return output.getvalue()
 
 
 @pytest.fixture(scope="session")
-def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """``gpuledger demo`` run once per session: its home and what it printed. Tests that change it use a copy."""
-    home = tmp_path_factory.mktemp("demo")
-    output = io.StringIO()
-    with redirect_stdout(output):
-        assert main(["demo", "--home", str(home)]) == 0
-    return home, output.getvalue()
+def demo_run(tmp_path_factory: pytest.TempPathFactory, warehouse: str) -> tuple[Path, str]:
+    """``gpuledger demo`` run once per session and backend: its home and what it printed. Tests that change it use a
+    copy."""
+    folder, printed = built_once(tmp_path_factory, f"demo-{warehouse}", _run_demo)
+    return folder / "home", printed
 
 
 @pytest.fixture(scope="session")
@@ -65,7 +126,16 @@ def demo_home(demo_run: tuple[Path, str]) -> Path:
 
 @pytest.fixture
 def demo_copy(demo_home: Path, tmp_path: Path) -> Path:
-    """A private copy of the demo home, for tests that restate, corrupt or rerun it."""
+    """A private copy of the demo home with its run history (modification times kept, as ``cp -a`` does), for tests
+    that restate, corrupt or rerun it: a rerun skips what did not change."""
+    copy = tmp_path / "demo"
+    shutil.copytree(demo_home, copy, symlinks=True)
+    return copy
+
+
+@pytest.fixture
+def demo_copy_cold(demo_home: Path, tmp_path: Path) -> Path:
+    """A private copy of the demo home without its run history (``dagster/``): a run runs every partition."""
     copy = tmp_path / "demo"
     shutil.copytree(demo_home, copy, symlinks=True, ignore=shutil.ignore_patterns("dagster"))
     return copy
@@ -85,8 +155,24 @@ def home(tmp_path: Path) -> Path:
     return path
 
 
+def _migrate(folder: Path) -> str:
+    open_warehouse(folder).close()
+    return ""
+
+
+@pytest.fixture(scope="session")
+def migrated_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty warehouse file migrated to this code's schema, once per session: copied, it spares each test the
+    migration (a cold one is ``open_warehouse`` on a fresh home)."""
+    folder, _ = built_once(tmp_path_factory, "migrated-warehouse", _migrate)
+    return folder / WAREHOUSE_FILE
+
+
 @pytest.fixture
-def con(home: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+def con(request: pytest.FixtureRequest, home: Path, warehouse: str) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The warehouse of ``home``, migrated (on the file backend a copy of the session's migrated file)."""
+    if warehouse == "file":  # asked for here only: built under a lake test's environment it would be a lake
+        shutil.copyfile(request.getfixturevalue("migrated_warehouse"), home / WAREHOUSE_FILE)
     connection = open_warehouse(home)
     yield connection
     connection.close()

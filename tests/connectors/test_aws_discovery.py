@@ -21,6 +21,8 @@ from pipelines.deliveries import discover
 from tests.connectors import test_aws_sync
 from tests.fixtures.aws_billing_stub import AwsBillingStub
 
+pytestmark = pytest.mark.serial
+
 # The S3 sync tests' fixtures: moto's S3 server behind their fault proxy, dummy credentials, a fresh bucket.
 proxy, aws_env, s3, bucket = test_aws_sync.proxy, test_aws_sync.aws_env, test_aws_sync.s3, test_aws_sync.bucket
 

@@ -34,6 +34,8 @@ from pipelines.deliveries import deliveries_from_paths, discover
 from tests.conftest import focus_rows_below, slice_totals
 from tests.fixtures.fault_proxy import FaultProxy, fault_proxy
 
+pytestmark = pytest.mark.serial
+
 SECRET = "wJalrXUtnFEMI-gpuledger-test-secret-K7MDENG"
 
 

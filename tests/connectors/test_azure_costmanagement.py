@@ -42,6 +42,8 @@ from tests.connectors import test_azure_sync
 from tests.connectors.test_azure_sync import ACCOUNT, ACCOUNT_KEY, CONNECTION_ENV
 from tests.fixtures.arm_stub import ArmStub
 
+pytestmark = pytest.mark.serial
+
 # Azurite, and a fresh container in it, from the Blob sync's tests (the connection string reaches the sync only
 # through the environment variable CONNECTION_ENV).
 azurite, container = test_azure_sync.azurite, test_azure_sync.container

@@ -30,6 +30,8 @@ from tests.conftest import focus_rows_below, slice_totals
 from tests.fixtures.fault_proxy import FaultProxy, fault_proxy
 from tests.fixtures.paths import REPO
 
+pytestmark = pytest.mark.serial
+
 # Azurite's well-known development account (public, documented by Microsoft): never a real secret.
 ACCOUNT = "devstoreaccount1"
 ACCOUNT_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="

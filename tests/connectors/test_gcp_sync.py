@@ -21,6 +21,8 @@ from models.landing import read_ledger
 from tests.fixtures.bigquery_stub import BigQueryStub
 from tests.fixtures.fault_proxy import fault_proxy
 
+pytestmark = pytest.mark.serial
+
 PROJECT, DATASET, JOBS = "helios-billing", "billing_export", "helios-finops"
 NOW = dt.datetime(2026, 12, 15, tzinfo=dt.UTC)
 CORRECTION_FOLDER = "export_time=2026-12-09T03:00:00Z"

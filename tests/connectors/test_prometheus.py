@@ -38,6 +38,8 @@ from models.telemetry import (
     JOBS_SCHEMA,
 )
 
+pytestmark = pytest.mark.serial
+
 # Data sits a few days before a fixed date (2026-11-02), far inside the 100-year retention.
 DAY = datetime(2026, 10, 30, tzinfo=UTC)
 H10 = DAY + timedelta(hours=10)

@@ -30,6 +30,8 @@ from gpuledger.publish.snapshot import ANALYST_FILE, PUBLISHED_FOLDER, PUBLISHED
 from gpuledger.warehouse.failpoints import FAILPOINT_ENV, FAILPOINTS
 from gpuledger.warehouse.home import RUN_LOCK_FILE
 
+pytestmark = [pytest.mark.both_warehouses, pytest.mark.serial]
+
 RUN_TIMEOUT_S = 300
 NOVEMBER_REPORTING_TOTAL = (
     "SELECT sum(total_cost_reporting) FROM showback.team_month_reporting WHERE billing_month = DATE '2026-11-01'"

@@ -19,19 +19,22 @@ from gpuledger.publish.snapshot import last_attempt
 from pipelines.batches import ALLOCATION_JOB, BATCH_TAG, INGESTION_JOB, PUBLISH_JOB
 from pipelines.runner import PROJECT_DAGSTER_YAML
 
+pytestmark = pytest.mark.serial
+
 BIN = Path(sys.executable).parent
 ENDED = (DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED)
 
 
 @pytest.fixture
-def daemon(demo_copy: Path) -> Iterator[Path]:
-    """``dagster-daemon`` on a copy of the demo home, stopped (with its run processes) at the end."""
-    instance = demo_copy / "dagster"
+def daemon(demo_copy_cold: Path) -> Iterator[Path]:
+    """``dagster-daemon`` on a copy of the demo home without its run history (the runs counted are the daemon's),
+    stopped (with its run processes) at the end."""
+    instance = demo_copy_cold / "dagster"
     instance.mkdir()
-    env = {**os.environ, "GPULEDGER_HOME": str(demo_copy), "DAGSTER_HOME": str(instance)}
+    env = {**os.environ, "GPULEDGER_HOME": str(demo_copy_cold), "DAGSTER_HOME": str(instance)}
     (instance / "dagster.yaml").write_bytes(PROJECT_DAGSTER_YAML.read_bytes())  # as gpuledger seeds it
     DagsterInstance.from_config(str(instance)).dispose()  # its storage made once: not by daemon and CLI at once
-    log = (demo_copy / "daemon.log").open("w")
+    log = (demo_copy_cold / "daemon.log").open("w")
     process = subprocess.Popen(
         [BIN / "dagster-daemon", "run", "-m", "pipelines.definitions"], env=env, stdout=log, stderr=log,
         start_new_session=True,
@@ -42,7 +45,7 @@ def daemon(demo_copy: Path) -> Iterator[Path]:
             env=env, capture_output=True, text=True, timeout=300, check=False,
         )  # fmt: skip
         assert launched.returncode == 0, launched.stderr
-        yield demo_copy
+        yield demo_copy_cold
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=60)

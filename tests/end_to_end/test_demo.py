@@ -11,11 +11,14 @@ from decimal import Decimal
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from gpuledger.gates.focus_validator import run_focus_validator, should_rules
 from gpuledger.warehouse.home import connect_warehouse
 from models.aws_cur import cur1_to_snake
 from pipelines.cli import main
+
+pytestmark = pytest.mark.both_warehouses
 
 Totals = dict[tuple[str, str, str], list[Decimal]]
 

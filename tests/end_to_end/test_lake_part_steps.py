@@ -36,6 +36,8 @@ from pipelines.runner import dagster_instance
 from tests.conftest import focus_rows_of_month
 from tests.fixtures.lake_servers import postgres
 
+pytestmark = pytest.mark.serial
+
 MONTHS = ("2026-09", "2026-10", "2026-11")
 AWS_SOURCE = "helios-legacy-cur"
 """Its months are CUR 1 assemblies of two files: two parts each with ``part_size_mb = 0``."""

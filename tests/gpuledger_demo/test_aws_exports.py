@@ -17,6 +17,8 @@ import pytest
 from gpuledger_demo.aws_exports import DemoSource, write_demo_exports, write_scaled_cur_export
 from models.aws_cur import COST, CUR_COLUMNS, LINE_ITEM_TYPES, TIMESTAMP, cur1_to_snake
 
+pytestmark = pytest.mark.serial
+
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 CUR2 = "helios-billing-exports/cur2/helios-cur2"
 CUR1 = "helios-legacy-billing/cur1/helios-legacy-cur"

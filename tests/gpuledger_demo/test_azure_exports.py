@@ -14,6 +14,8 @@ import pytest
 
 from gpuledger_demo.azure_exports import COLUMNS, AzureDemoSource, write_azure_demo_exports
 
+pytestmark = pytest.mark.serial
+
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 CONTAINER = "heliosfinops/cost-exports"
 ACTUAL, AMORTIZED = "helios-mca/helios-actual-cost", "helios-mca/helios-amortized-cost"

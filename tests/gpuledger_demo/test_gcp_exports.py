@@ -20,6 +20,8 @@ from gpuledger_demo.gcp_exports import (
     write_gcp_demo_exports,
 )
 
+pytestmark = pytest.mark.serial
+
 BUCKET = "helios-gcp-billing"
 DELIVERIES = (
     ("202610", "2026-11-03T03:00:00Z"),

@@ -13,6 +13,8 @@ import pytest
 from gpuledger_demo.setup import EXPORTS_FOLDER, restate_last_aws_month, write_two_provider_home
 from models.config import CONFIG_FILE
 
+pytestmark = pytest.mark.serial
+
 MONTHS = ("2026-08", "2026-09", "2026-10")
 RANGES = ("20260801-20260901", "20260901-20261001", "20261001-20261101")
 CUR1 = f"{EXPORTS_FOLDER}/helios-legacy-billing/cur1/helios-legacy-cur"

@@ -32,6 +32,8 @@ from tests.fixtures.allocation_cases import (
     split_snapshot,
 )
 
+pytestmark = pytest.mark.serial
+
 RESOURCES = ("i-0gpu", "i-1gpu", "i-2gpu")
 NODES = ("gpu-01", "gpu-02", "gpu-03", "gpu-04")
 # gpu-01/02 mapped by config; gpu-03 only through its samples' instance id (i-2gpu); gpu-04 unknown

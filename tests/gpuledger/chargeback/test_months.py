@@ -17,6 +17,8 @@ from models.errors import GpuledgerError
 from pipelines.cli import main
 from tests.fixtures.restatements import restate_october
 
+pytestmark = pytest.mark.both_warehouses
+
 NOW = datetime(2026, 12, 2, 3, tzinfo=UTC)  # tests/conftest.py pins the pipeline's clock to the same time
 
 

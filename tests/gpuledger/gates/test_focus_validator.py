@@ -21,6 +21,8 @@ import pytest
 from gpuledger.gates import focus_validator as fv
 from tests.fixtures.paths import REPO
 
+pytestmark = pytest.mark.serial
+
 # FOCUS 1.2 Cost and Usage, all 57 columns, with the explicit types the validator expects.
 DEC = "DECIMAL(38,10)"
 TS = "TIMESTAMPTZ"

@@ -22,6 +22,8 @@ from tests.conftest import focus_snapshot
 from tests.fixtures.azure_cases import EA_HEADER, ea_actual, write_csv
 from tests.fixtures.cur_cases import EXPECTED_BILLED, PAYER, every_line_item_type, write_cur1_csv
 
+pytestmark = pytest.mark.both_warehouses
+
 
 def _deliver(report: Path, assembly: str, rows: list[dict[str, str]]) -> None:
     """A CUR 1 assembly for 2026-11 and the period manifest pointing at it (as AWS writes them)."""

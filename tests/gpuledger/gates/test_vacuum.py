@@ -16,6 +16,8 @@ from tests.fixtures.focus_cases import write_csv
 from tests.gpuledger.normalize.test_focus_passthrough import coreweave_rows, oracle_rows
 from tests.gpuledger.warehouse.test_lake import local_lake
 
+pytestmark = pytest.mark.both_warehouses
+
 NOW = dt.timedelta(0)
 
 

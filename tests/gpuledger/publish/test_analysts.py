@@ -26,6 +26,8 @@ from gpuledger.warehouse.home import open_warehouse
 from gpuledger.warehouse.sqlfiles import quote_ident
 from tests.fixtures.paths import REPO
 
+pytestmark = pytest.mark.both_warehouses
+
 DOC = REPO / "docs" / "analysts.md"
 NOW = datetime(2026, 12, 2, 3, tzinfo=UTC)  # tests/conftest.py pins the pipeline's clock to the same time
 ANALYST_TABLES = (*PUBLISHED_TABLES, *REFERENCE_TABLES)

@@ -22,6 +22,8 @@ from models.focus_1_3 import CONTRACT_COMMITMENT_1_3, COST_AND_USAGE_1_3
 from pipelines.cli import main
 from tests.fixtures.paths import REPO
 
+pytestmark = [pytest.mark.both_warehouses, pytest.mark.serial]
+
 MONEY = ("BilledCost", "EffectiveCost", "ListCost", "ContractedCost")
 
 

@@ -14,6 +14,8 @@ from gpuledger.publish.snapshot import ANALYST_FILE, PUBLISHED_TABLES, PublishRe
 from gpuledger.warehouse.home import connect_warehouse, open_warehouse
 from pipelines.cli import main
 
+pytestmark = pytest.mark.both_warehouses
+
 
 def _file_sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -18,6 +18,8 @@ from gpuledger.warehouse.sqlfiles import load_sql
 from models.billing_month import BillingMonth
 from models.gpu_catalog import GPU_INSTANCE_TYPES, GPU_MODELS
 
+pytestmark = pytest.mark.both_warehouses
+
 CENT = Decimal("0.01")
 
 

@@ -23,6 +23,8 @@ from models.advice import AdviceConfig
 from tests.fixtures.advice_cases import EVIL, METHOD, MONTH, NOW, OPPORTUNITIES, closed_month, write_opportunities
 from tests.fixtures.report_cases import parse_html, parse_tables
 
+pytestmark = pytest.mark.both_warehouses
+
 
 @pytest.fixture
 def warehouse(home: Path) -> Iterator[duckdb.DuckDBPyConnection]:

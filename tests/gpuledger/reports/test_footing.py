@@ -9,6 +9,8 @@ import pytest
 
 from gpuledger.reports.footing import CENT, allocate, allocate_total, foot_grid, rounded
 
+pytestmark = pytest.mark.both_warehouses
+
 D = Decimal
 
 

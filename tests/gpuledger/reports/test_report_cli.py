@@ -16,6 +16,8 @@ from pipelines.cli import main
 from tests.fixtures.report_cases import MONTH, money, parse_html
 from tests.fixtures.restatements import restate_october
 
+pytestmark = pytest.mark.both_warehouses
+
 SCRIPT = "<script>alert(1)</script>"
 FORMULA = "=cmd|' /C calc'!A0"
 

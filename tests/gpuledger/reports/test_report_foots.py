@@ -12,10 +12,13 @@ from decimal import Decimal
 
 import openpyxl
 import pypdf
+import pytest
 
 from gpuledger.chargeback.statement import CATEGORIES, CATEGORY_LABELS
 from gpuledger.reports.tables import SUMMARY_HEADER_ROW
 from tests.fixtures.report_cases import money, number, parse_tables, within_a_cent
+
+pytestmark = pytest.mark.both_warehouses
 
 CENT = Decimal("0.01")
 MONEY = re.compile(r"-?\d{1,3}(?:,\d{3})*\.\d{2}(?!\d)")

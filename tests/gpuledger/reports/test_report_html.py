@@ -5,7 +5,11 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
+import pytest
+
 from tests.fixtures.report_cases import hours, money, parse_html, percent, within_a_cent
+
+pytestmark = pytest.mark.both_warehouses
 
 
 def test_every_team_number_equals_showback(demo_reports, showback):

@@ -6,11 +6,14 @@ import io
 import json
 
 import pypdf
+import pytest
 
 from gpuledger.chargeback.statement import CATEGORIES, content_sha256
 from gpuledger.reports.html import render_html
 from gpuledger.reports.pdf import render_pdf
 from tests.fixtures.report_cases import money, parse_html
+
+pytestmark = pytest.mark.both_warehouses
 
 
 def _pages(pdf: bytes) -> list[str]:

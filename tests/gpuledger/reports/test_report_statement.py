@@ -6,9 +6,13 @@ import json
 from contextlib import closing
 from decimal import Decimal
 
+import pytest
+
 from gpuledger.chargeback.statement import canonical_json, content_sha256, figures
 from gpuledger.warehouse.home import connect_warehouse
 from tests.fixtures.report_cases import MONTH, convert
+
+pytestmark = pytest.mark.both_warehouses
 
 
 def _stored(home):

@@ -13,6 +13,8 @@ import pytest
 from gpuledger.reports.tables import COLUMNS, neutralize, render_xlsx
 from tests.fixtures.report_cases import CATEGORY_COLUMNS, convert
 
+pytestmark = pytest.mark.both_warehouses
+
 
 def _csv(path):
     return list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
