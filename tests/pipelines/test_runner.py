@@ -14,10 +14,10 @@ from pipelines.cli import main
 from pipelines.runner import RunFailed, close_month, run_pipeline
 
 
-def test_closing_a_month_issues_publishes_and_renders_it_under_the_month_close_job(demo_copy):
-    close_month(demo_copy, "2026-10")
-    assert (demo_copy / "reports" / "2026-10" / "v1" / "statement.pdf").exists()
-    with DagsterInstance.from_config(str(demo_copy / "dagster")) as instance:
+def test_closing_a_month_issues_publishes_and_renders_it_under_the_month_close_job(demo_copy_cold):
+    close_month(demo_copy_cold, "2026-10")
+    assert (demo_copy_cold / "reports" / "2026-10" / "v1" / "statement.pdf").exists()
+    with DagsterInstance.from_config(str(demo_copy_cold / "dagster")) as instance:
         assert {run.job_name for run in instance.get_runs(RunsFilter())} == {"month_close"}
         statements = instance.get_latest_materialization_event(AssetKey(["chargeback", "statements"]))
         published = instance.get_latest_materialization_event(AssetKey(["publish", "analyst_duckdb"]))
@@ -36,24 +36,24 @@ def test_an_open_month_is_not_closed(demo_copy):
     assert not (demo_copy / "reports" / "2026-11").exists()
 
 
-def test_a_run_with_nothing_new_skips_everything_and_a_new_delivery_reruns_only_its_month(demo_copy, capsys):
-    first = run_pipeline(demo_copy)  # the copy has no Dagster history: every partition runs
+def test_a_run_with_nothing_new_skips_everything_and_a_new_delivery_reruns_only_its_month(demo_copy_cold, capsys):
+    first = run_pipeline(demo_copy_cold)  # the copy has no Dagster history: every partition runs
     assert first.skipped == [] and ("", "publishing") in first.partitions
-    again = run_pipeline(demo_copy)
+    again = run_pipeline(demo_copy_cold)
     assert again.partitions == [] and again.skipped == first.partitions
     assert "publishing: inputs unchanged since run" in capsys.readouterr().out
 
     # a new delivery of one month (its last row dropped): that partition, its month's split and the publish run
-    export = demo_copy / "exports" / "coreweave" / "2026-11" / "coreweave-focus-2026-11.csv"
+    export = demo_copy_cold / "exports" / "coreweave" / "2026-11" / "coreweave-focus-2026-11.csv"
     export.write_text("".join(export.read_text(encoding="utf-8").splitlines(keepends=True)[:-1]), encoding="utf-8")
-    changed = run_pipeline(demo_copy)
+    changed = run_pipeline(demo_copy_cold)
     assert changed.partitions == [("2026-11", "focus"), ("2026-11", "allocation"), ("", "publishing")]
     assert ("2026-10", "allocation") in changed.skipped
-    with closing(open_warehouse(demo_copy)) as con:
+    with closing(open_warehouse(demo_copy_cold)) as con:
         rows = con.execute(
             "SELECT count(*) FROM focus.costs WHERE ProviderName = 'CoreWeave' AND x_BillingMonth = DATE '2026-11-01'"
         ).fetchone()
-    with duckdb.connect(str(demo_copy / "analyst.duckdb"), read_only=True) as analyst:
+    with duckdb.connect(str(demo_copy_cold / "analyst.duckdb"), read_only=True) as analyst:
         published = analyst.execute(
             "SELECT count(*) FROM focus.costs WHERE ProviderName = 'CoreWeave' AND x_BillingMonth = DATE '2026-11-01'"
         ).fetchone()
@@ -64,14 +64,14 @@ def test_a_run_with_nothing_new_skips_everything_and_a_new_delivery_reruns_only_
         counts = con.execute("SELECT (SELECT count(*) FROM focus.cost_rows), (SELECT count(*) FROM focus.costs)")
         return counts.fetchone()  # type: ignore[return-value]
 
-    with closing(open_warehouse(demo_copy)) as con:
+    with closing(open_warehouse(demo_copy_cold)) as con:
         stored, visible = stored_and_visible(con)
     assert stored == visible + rows[0] + 1  # the earlier CoreWeave 2026-11 delivery had one row more
     capsys.readouterr()
-    assert main(["vacuum", "--home", str(demo_copy), "--lease-minutes", "0"]) == 0
+    assert main(["vacuum", "--home", str(demo_copy_cold), "--lease-minutes", "0"]) == 0
     assert capsys.readouterr().out.startswith(f"removed {rows[0] + 1:,} invisible rows (1 slices of 1 deliveries)")
-    with closing(open_warehouse(demo_copy)) as con:
+    with closing(open_warehouse(demo_copy_cold)) as con:
         assert stored_and_visible(con) == (visible, visible)
         (left,) = con.execute("SELECT count(DISTINCT delivery_id) FROM meta.source_totals").fetchone()
         assert left == con.execute("SELECT count(DISTINCT delivery_id) FROM meta.slices").fetchone()[0]
-    assert run_pipeline(demo_copy).partitions == []  # nothing a reader sees changed
+    assert run_pipeline(demo_copy_cold).partitions == []  # nothing a reader sees changed
