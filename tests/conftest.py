@@ -54,7 +54,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if metafunc.definition.get_closest_marker("both_warehouses"):
         chosen = metafunc.config.getoption("--warehouse")
         backends = BACKENDS if chosen == "both" else (chosen,)
-        metafunc.parametrize("warehouse", backends, indirect=True, scope="session")
+        metafunc.parametrize("warehouse_backend", backends, indirect=True, scope="session")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -64,13 +64,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if item.get_closest_marker("serial"):
             group = item.module.__name__ if item.module else item.nodeid
             callspec = getattr(item, "callspec", None)
-            if callspec is not None and "warehouse" in callspec.params:  # each backend's half may go to either worker
-                group += f"[{callspec.params['warehouse']}]"
+            # each backend's half of a module may go to either worker
+            if callspec is not None and "warehouse_backend" in callspec.params:
+                group += f"[{callspec.params['warehouse_backend']}]"
             item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session", autouse=True)
-def warehouse(request: pytest.FixtureRequest) -> Iterator[str]:
+def warehouse_backend(request: pytest.FixtureRequest) -> Iterator[str]:
     """The warehouse backend of every home the test makes (the DuckDB file unless the test is marked
     ``both_warehouses``), set in the environment for the test and the subprocesses it starts."""
     backend: str = getattr(request, "param", "file")
@@ -112,10 +113,10 @@ def _run_demo(folder: Path) -> str:
 
 
 @pytest.fixture(scope="session")
-def demo_run(tmp_path_factory: pytest.TempPathFactory, warehouse: str) -> tuple[Path, str]:
+def demo_run(tmp_path_factory: pytest.TempPathFactory, warehouse_backend: str) -> tuple[Path, str]:
     """``gpuledger demo`` run once per session and backend: its home and what it printed. Tests that change it use a
     copy."""
-    folder, printed = built_once(tmp_path_factory, f"demo-{warehouse}", _run_demo)
+    folder, printed = built_once(tmp_path_factory, f"demo-{warehouse_backend}", _run_demo)
     return folder / "home", printed
 
 
@@ -169,9 +170,9 @@ def migrated_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def con(request: pytest.FixtureRequest, home: Path, warehouse: str) -> Iterator[duckdb.DuckDBPyConnection]:
+def con(request: pytest.FixtureRequest, home: Path, warehouse_backend: str) -> Iterator[duckdb.DuckDBPyConnection]:
     """The warehouse of ``home``, migrated (on the file backend a copy of the session's migrated file)."""
-    if warehouse == "file":  # asked for here only: built under a lake test's environment it would be a lake
+    if warehouse_backend == "file":  # asked for here only: built under a lake test's environment it would be a lake
         shutil.copyfile(request.getfixturevalue("migrated_warehouse"), home / WAREHOUSE_FILE)
     connection = open_warehouse(home)
     yield connection
