@@ -4,9 +4,9 @@ A run killed (``kill -9``) at any failpoint leaves the analysts' file and the Pa
 the next run publishes exactly what an uninterrupted run would; an analyst connected during a run keeps a
 consistent snapshot; a second run started while one is in progress is refused and changes nothing.
 
-Every home here is a copy of the demo home at one fixed path, with one change: November's EUR rates moved
-(the open month: showback in USD changes) and GCP appended a November extract (a new delivery to load). The
-fixed path makes the published tables of two copies comparable: FOCUS rows name their source files.
+Every home here is a copy of the demo home, with its run history, at one fixed path, with one change: GCP appended a
+November extract holding a correction (a new delivery to load that changes the open month's showback). The fixed
+path makes the published tables of two copies comparable: FOCUS rows name their source files.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import sys
 import time
 from contextlib import closing
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
 
 import duckdb
@@ -81,20 +80,16 @@ def run(home: Path, failpoint: str | None = None) -> subprocess.CompletedProcess
 
 
 def change_demo(home: Path) -> None:
-    """November's EUR -> USD rates up by 0.05, and a new GCP extract for November (its last one, appended again)."""
-    rates = home / "rates" / "eur_usd.csv"
-    header, *rows = rates.read_text(encoding="utf-8").splitlines()
-    moved = []
-    for row in rows:
-        day, currency, rate = row.split(",")
-        moved.append(f"{day},{currency},{Decimal(rate) + Decimal('0.05') if day.startswith('2026-11') else rate}")
-    rates.write_text("\n".join([header, *moved]) + "\n", encoding="utf-8")
+    """GCP appends a November extract holding a correction (its costliest record without credits, negated): a new
+    delivery to load that changes November's total, and only what depends on it (GCP's November load, November's
+    split, the month states, the publish) runs again."""
     month = home / GCP_NOVEMBER
     last = month / "export_time=2026-12-09T03:00:00Z" / "part-000.parquet"
     extract = month / "export_time=2026-12-10T03:00:00Z"
     extract.mkdir()
     duckdb.sql(
-        f"COPY (SELECT * REPLACE (TIMESTAMP '2026-12-10 03:00:00' AS export_time) FROM read_parquet('{last}'))"
+        "COPY (SELECT * REPLACE (TIMESTAMP '2026-12-10 03:00:00' AS export_time, -cost AS cost)"
+        f" FROM (SELECT * FROM read_parquet('{last}') WHERE len(credits) = 0 ORDER BY cost DESC LIMIT 1))"
         f" TO '{extract / 'part-000.parquet'}' (FORMAT parquet)"
     )
 
@@ -105,10 +100,12 @@ def fixed_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def changed_copy(demo_home: Path, home: Path) -> Path:
-    """A fresh copy of the demo home at ``home`` (replacing any), without its Dagster folder, changed."""
+    """A fresh copy of the demo home at ``home`` (replacing any), with its run history, changed: a run redoes what
+    the change touches (GCP's November load, November's split, the month states, the publish), so it passes every
+    failpoint (a run not killed at one fails its test)."""
     if home.exists():
         shutil.rmtree(home)
-    shutil.copytree(demo_home, home, symlinks=True, ignore=shutil.ignore_patterns("dagster"))
+    shutil.copytree(demo_home, home, symlinks=True)
     change_demo(home)
     return home
 
