@@ -432,6 +432,7 @@ import json, sys, duckdb
 path, queries = json.load(sys.stdin)
 con = duckdb.connect(path, read_only=True)
 con.execute("SET TimeZone = 'UTC'")
+con.execute("SET enable_progress_bar = false")  # a query slower than 2 s (a busy machine) drew it on stdout
 text = "SELECT CAST(COLUMNS(*) AS VARCHAR) FROM ({})"
 rows = {
     name: sorted(map(repr, con.execute(text.format(sql.rstrip().rstrip(";"))).fetchall()))
