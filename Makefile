@@ -24,11 +24,12 @@ $(UV): tools/requirements-uv.lock
 	touch $@
 
 # `pip` stays in .venv (from the interpreter's venv module) for users and the packaging test; the build backend of the
-# editable install comes hashed from tools/requirements-build.lock.
+# editable install comes hashed from tools/requirements-build.lock. Bytecode is compiled at install, as pip does: where
+# PYTHONDONTWRITEBYTECODE is set, every process would otherwise compile its ~1,700 imported modules (4 s).
 $(VENV)/.installed: requirements.lock tools/requirements-build.lock pyproject.toml $(UV)
 	@echo "Installing gpuledger and its pinned dependencies into $(VENV)/"
 	$(PYTHON) -m venv $(VENV)
-	$(UV) pip sync --quiet --python $(BIN)/python --require-hashes requirements.lock
+	$(UV) pip sync --quiet --compile-bytecode --python $(BIN)/python --require-hashes requirements.lock
 	$(UV) pip install --quiet --python $(BIN)/python --no-deps --build-constraints tools/requirements-build.lock -e .
 	touch $@
 
@@ -72,7 +73,7 @@ install-duckdb-1.4: $(DUCKDB_1_4_VENV)/.installed
 
 $(DUCKDB_1_4_VENV)/.installed: tools/requirements-duckdb-1.4.lock $(UV)
 	$(PYTHON) -m venv --without-pip $(DUCKDB_1_4_VENV)
-	$(UV) pip sync --quiet --python $(DUCKDB_1_4_VENV)/bin/python --require-hashes tools/requirements-duckdb-1.4.lock
+	$(UV) pip sync --quiet --compile-bytecode --python $(DUCKDB_1_4_VENV)/bin/python --require-hashes tools/requirements-duckdb-1.4.lock
 	touch $@
 
 # The chargeback PDF is rendered by WeasyPrint, which needs pango and a font (Debian packages; root to install).

@@ -231,6 +231,7 @@ def ensure_validator_venv(*, force: bool = False, log: bool = True) -> Path:
             "pip",
             "sync",
             "--quiet",
+            "--compile-bytecode",
             "--python",
             str(_venv_python()),
             "--require-hashes",
