@@ -47,6 +47,7 @@ from models.focus import FOCUS_VERSION
 from models.focus_1_3 import FOCUS_1_3_VERSION
 from models.formats import FORMATS, PROVIDERS
 from pipelines.deliveries import deliveries_from_paths, part_staging
+from pipelines.inputs import instance_folder
 
 DESCRIPTION = (
     "FinOps cost ingestion and GPU showback: cloud billing exports (AWS, Azure, GCP, FOCUS files) become FOCUS 1.2"
@@ -413,7 +414,7 @@ def _run(args: argparse.Namespace, home: Path | None = None) -> int:
     print(f"  status:     {_hint(home, 'status')}")
     if teams:
         print(f"  savings:    {_hint(home, 'advise', '--month', max(row[0] for row in teams))}")
-    print(f"  Dagster run history: {os.environ.get('DAGSTER_HOME') or home / 'dagster'}")
+    print(f"  Dagster run history: {instance_folder(home)}")
     _print_held(outcome.held, home)
     return EXIT_HELD if outcome.held else 0
 
