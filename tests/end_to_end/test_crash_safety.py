@@ -29,7 +29,7 @@ from gpuledger.publish.snapshot import ANALYST_FILE, PUBLISHED_FOLDER, PUBLISHED
 from gpuledger.warehouse.failpoints import FAILPOINT_ENV, FAILPOINTS
 from gpuledger.warehouse.home import RUN_LOCK_FILE
 
-pytestmark = [pytest.mark.both_warehouses, pytest.mark.serial]
+pytestmark = [pytest.mark.both_warehouses, pytest.mark.serial, pytest.mark.slow]
 
 RUN_TIMEOUT_S = 300
 NOVEMBER_REPORTING_TOTAL = (

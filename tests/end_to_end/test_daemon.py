@@ -19,7 +19,7 @@ from gpuledger.publish.snapshot import last_attempt
 from pipelines.batches import ALLOCATION_JOB, BATCH_TAG, INGESTION_JOB, PUBLISH_JOB
 from pipelines.runner import PROJECT_DAGSTER_YAML
 
-pytestmark = pytest.mark.serial
+pytestmark = [pytest.mark.serial, pytest.mark.slow]
 
 BIN = Path(sys.executable).parent
 ENDED = (DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED)

@@ -35,7 +35,7 @@ from pipelines.runner import RunFailed, dagster_instance, run_pipeline
 from tests.end_to_end.test_crash_safety import assert_published_equal
 from tests.fixtures.lake_servers import postgres, s3_keys, s3_server
 
-pytestmark = pytest.mark.serial
+pytestmark = [pytest.mark.serial, pytest.mark.slow]
 
 BUCKET = "gpuledger-lake"
 MONTHS = ("2026-09", "2026-10", "2026-11")

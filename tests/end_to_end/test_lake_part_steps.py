@@ -36,7 +36,7 @@ from pipelines.runner import dagster_instance
 from tests.conftest import focus_rows_of_month
 from tests.fixtures.lake_servers import postgres
 
-pytestmark = pytest.mark.serial
+pytestmark = [pytest.mark.serial, pytest.mark.slow]
 
 MONTHS = ("2026-09", "2026-10", "2026-11")
 AWS_SOURCE = "helios-legacy-cur"

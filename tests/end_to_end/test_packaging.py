@@ -10,8 +10,11 @@ import venv
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from tests.fixtures.paths import REPO
+
+pytestmark = pytest.mark.slow
 
 TOTALS = "SELECT ProviderName, BillingCurrency, sum(BilledCost) FROM focus.costs GROUP BY ALL ORDER BY ALL"
 

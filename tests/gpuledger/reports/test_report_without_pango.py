@@ -16,7 +16,10 @@ import pytest
 from gpuledger.reports.pdf import PDF_INSTALL
 from tests.fixtures.report_cases import MONTH
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="hides pango's Linux soname from the dynamic loader")
+pytestmark = [
+    pytest.mark.skipif(sys.platform != "linux", reason="hides pango's Linux soname from the dynamic loader"),
+    pytest.mark.slow,
+]
 
 GPULEDGER = Path(sys.executable).parent / "gpuledger"
 HINT = f"  no PDF: WeasyPrint cannot load the system library libpango-1.0-0; to add the PDF: {PDF_INSTALL}"
