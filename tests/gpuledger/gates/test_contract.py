@@ -406,13 +406,14 @@ def test_a_failed_run_prints_one_error_line_and_status_reports_it(demo_copy, dem
     assert "last run:" in status.stdout and "'n/a' is not a valid DECIMAL(38,10)" in status.stdout
 
 
-def test_a_disk_full_is_one_line_naming_what_ran_out(demo_copy, demo_home, capsys, monkeypatch):
+def test_a_disk_full_is_one_line_naming_what_ran_out(demo_copy_cold, demo_home, capsys, monkeypatch):
     import gpuledger.publish.snapshot as publishing
 
     def full(path: Path) -> None:
         raise OSError(errno.ENOSPC, "No space left on device", str(path))
 
     monkeypatch.setattr(publishing, "_fsync", full)  # the publish's flush before its rename
+    demo_copy = demo_copy_cold  # no run history: the run publishes, and so reaches the full disk
     before = _published(demo_copy, demo_home)
     code, _, err = _cli(capsys, "run", "--home", demo_copy)
     assert code == 1
