@@ -57,6 +57,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("warehouse_backend", backends, indirect=True, scope="session")
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's hook, which reads the xdist_group marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A ``serial`` test runs on one xdist worker with the rest of its module, in order: its module's fixture is costly
     to build twice, or its processes must not overlap each other."""
@@ -64,10 +65,33 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if item.get_closest_marker("serial"):
             group = item.module.__name__ if item.module else item.nodeid
             callspec = getattr(item, "callspec", None)
-            # each backend's half of a module may go to either worker
+            # each backend's half of a module may go to either worker; no "]" in a group (xdist would drop it)
             if callspec is not None and "warehouse_backend" in callspec.params:
-                group += f"[{callspec.params['warehouse_backend']}]"
+                group += f"-{callspec.params['warehouse_backend']}"
             item.add_marker(pytest.mark.xdist_group(group))
+
+
+SCATTERED_GROUPS = pytest.StashKey[str]()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Under ``--dist loadgroup``, note when xdist ignored the ``serial`` groups (its collection hook, which ran
+    before this one, names each grouped test's group in its node id): pytest-dev/pytest-xdist#1386, with pytest 9.2."""
+    if not session.config.getoption("loadgroup", False):
+        return
+    scattered = [
+        item.nodeid for item in session.items if item.get_closest_marker("xdist_group") and "@" not in item.nodeid
+    ]
+    if scattered:
+        session.config.stash[SCATTERED_GROUPS] = f"pytest-xdist ignored the xdist_group of {len(scattered)} tests"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A grouped test xdist would scatter fails before its fixtures run: scattered, each module's costly fixture is
+    built on every worker and processes that must not overlap do, silently."""
+    if item.get_closest_marker("xdist_group") and SCATTERED_GROUPS in item.config.stash:
+        pytest.fail(item.config.stash[SCATTERED_GROUPS], pytrace=False)
 
 
 @pytest.fixture(scope="session", autouse=True)
