@@ -16,7 +16,7 @@ from gpuledger_demo.azure_exports import write_azure_demo_exports
 from gpuledger_demo.coreweave_exports import SOURCE_NAME as COREWEAVE_SOURCE
 from gpuledger_demo.coreweave_exports import write_coreweave_demo_exports
 from gpuledger_demo.gcp_exports import write_gcp_demo_exports
-from gpuledger_demo.telemetry import DemoTelemetry, write_demo_telemetry
+from gpuledger_demo.telemetry import COREWEAVE_CLUSTER, DemoTelemetry, write_demo_telemetry
 from models.config import CONFIG_FILE
 
 EXPORTS_FOLDER = "exports"
@@ -53,14 +53,22 @@ def write_two_provider_home(home: Path, months: Sequence[str]) -> Path:
     return _write_home(home, [(aws.name, aws.format, aws.path), (COREWEAVE_SOURCE, "focus", coreweave)])
 
 
+def write_gpu_cloud_home(home: Path) -> Path:
+    """Lay out the smallest home a nightly run does everything in: one GPU cloud (the demo's CoreWeave FOCUS export of
+    2026-10 and 2026-11) and the telemetry of its cluster alone, configured as :func:`write_demo_home` does."""
+    coreweave = write_coreweave_demo_exports(home / EXPORTS_FOLDER)
+    return _write_home(home, [(COREWEAVE_SOURCE, "focus", coreweave)], clusters=(COREWEAVE_CLUSTER,))
+
+
 def restate_last_aws_month(home: Path, months: Sequence[str]) -> None:
     """Deliver the final assembly of the last month of :func:`write_two_provider_home`'s AWS payer: AWS
     restating an in-month delivery."""
     write_cur1_month(home / EXPORTS_FOLDER, months[-1], reservation_bought=months[0])
 
 
-def _write_home(home: Path, sources: list[tuple[str, str, Path]]) -> Path:
-    """Generate the telemetry and the rates, and write the configuration of ``sources`` (name, format, path)."""
+def _write_home(home: Path, sources: list[tuple[str, str, Path]], clusters: Sequence[str] | None = None) -> Path:
+    """Generate the telemetry and the rates, and write the configuration of ``sources`` (name, format, path) and of
+    the telemetry of ``clusters`` (None: every cluster's)."""
     home.mkdir(parents=True, exist_ok=True)
     config = home / CONFIG_FILE
     warehouse = tomllib.loads(config.read_text(encoding="utf-8")).get("warehouse") if config.exists() else None
@@ -69,7 +77,7 @@ def _write_home(home: Path, sources: list[tuple[str, str, Path]]) -> Path:
     for name, fmt, path in sources:
         # Names and paths come from our own generator; json-style quoting is valid TOML for them.
         lines.append(_table("[[sources]]", {"name": name, "format": fmt, "path": _relative(home, path)}))
-    lines.append(_telemetry_toml(home, telemetry))
+    lines.append(_telemetry_toml(home, telemetry, clusters))
     lines.append(_table("[reporting]", {"currency": "USD", "rates": _relative(home, _write_rates(home))}))
     if isinstance(warehouse, dict):
         lines.append(_table("[warehouse]", warehouse))
@@ -103,8 +111,8 @@ def _key(key: str) -> str:
     return key if _BARE_KEY.fullmatch(key) else json.dumps(key)
 
 
-def _telemetry_toml(home: Path, telemetry: DemoTelemetry) -> str:
-    """The allocation sections, node mappings and telemetry sources of the generated telemetry."""
+def _telemetry_toml(home: Path, telemetry: DemoTelemetry, clusters: Sequence[str] | None) -> str:
+    """The allocation sections, node mappings and telemetry sources of the generated telemetry (of ``clusters``)."""
     allocation = telemetry.allocation
     parts = [
         _table(
@@ -120,9 +128,13 @@ def _telemetry_toml(home: Path, telemetry: DemoTelemetry) -> str:
         _table("[teams.job_accounts]", dict(allocation.job_account_teams)),
         _table("[checkpoints]", {"resources": list(allocation.checkpoint_resources)}),
     ]
-    for node in allocation.nodes:
+
+    def included(cluster: str) -> bool:
+        return clusters is None or cluster in clusters
+
+    for node in filter(lambda n: included(n.cluster), allocation.nodes):
         parts.append(_table("[[nodes]]", {"cluster": node.cluster, "node": node.node, "resource_id": node.resource_id}))
-    for source in telemetry.sources:
+    for source in filter(lambda t: included(t.cluster), telemetry.sources):
         entry: dict[str, object] = {"name": source.name, "kind": source.kind, "cluster": source.cluster}
         entry.update({key: _relative(home, path) for key, path in source.paths.items()})
         entry.update(source.options)

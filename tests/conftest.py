@@ -129,11 +129,16 @@ def built_once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path
     return folder, printed.read_text(encoding="utf-8")
 
 
-def _run_demo(folder: Path) -> str:
+def cli_output(*args: str) -> str:
+    """What ``gpuledger ARGS`` printed, run in this process; it must succeed."""
     output = io.StringIO()
     with redirect_stdout(output):
-        assert main(["demo", "--home", str(folder / "home")]) == 0
+        assert main(list(args)) == 0
     return output.getvalue()
+
+
+def _run_demo(folder: Path) -> str:
+    return cli_output("demo", "--home", str(folder / "home"))
 
 
 @pytest.fixture(scope="session")

@@ -4,13 +4,16 @@ A run killed (``kill -9``) at any failpoint leaves the analysts' file and the Pa
 the next run publishes exactly what an uninterrupted run would; an analyst connected during a run keeps a
 consistent snapshot; a second run started while one is in progress is refused and changes nothing.
 
-Every home here is a copy of the demo home, with its run history, at one fixed path, with one change: GCP appended a
-November extract holding a correction (a new delivery to load that changes the open month's showback). The fixed
-path makes the published tables of two copies comparable: FOCUS rows name their source files.
+Every home here is a copy of the GPU cloud home (the demo's CoreWeave export and its cluster's telemetry, run once per
+backend: the smallest home a run does everything in), with its run history, at one fixed path, with one change:
+CoreWeave re-sent November without its costliest line (a new delivery to load that changes the open
+month's showback). The fixed path makes the published tables of two copies comparable: FOCUS rows name their source
+files.
 """
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import os
 import shutil
@@ -20,6 +23,7 @@ import sys
 import time
 from contextlib import closing
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 
 import duckdb
@@ -28,6 +32,8 @@ import pytest
 from gpuledger.publish.snapshot import ANALYST_FILE, PUBLISHED_FOLDER, PUBLISHED_TABLES
 from gpuledger.warehouse.failpoints import FAILPOINT_ENV, FAILPOINTS
 from gpuledger.warehouse.home import RUN_LOCK_FILE
+from gpuledger_demo.setup import EXPORTS_FOLDER, write_gpu_cloud_home
+from tests.conftest import built_once, cli_output
 
 pytestmark = [pytest.mark.both_warehouses, pytest.mark.serial, pytest.mark.slow]
 
@@ -35,21 +41,21 @@ RUN_TIMEOUT_S = 300
 NOVEMBER_REPORTING_TOTAL = (
     "SELECT sum(total_cost_reporting) FROM showback.team_month_reporting WHERE billing_month = DATE '2026-11-01'"
 )
-GCP_NOVEMBER = (
-    "exports/helios-gcp-billing/parquet/gcp_billing_export_resource_v1_01A2B3_C4D5E6_F7A8B9/invoice_month=202611"
-)
+COREWEAVE_NOVEMBER = f"{EXPORTS_FOLDER}/coreweave/2026-11/coreweave-focus-2026-11.csv"
+RESENT_AFTER_NS = 86_400 * 10**9
+"""CoreWeave re-sends the November file a day after the first."""
 INGEST_TIME_COLUMNS = {"focus.costs": ("x_IngestedAt",), "meta.deliveries": ("first_ingested_at",)}
 """When a run first loaded a delivery (the wall clock): two copies that load the same delivery differ there."""
 
 
 @dataclass(frozen=True)
 class Reference:
-    """An uninterrupted run of the changed demo copy, with an analyst connected to it the whole time."""
+    """An uninterrupted run of the changed copy, with an analyst connected to it the whole time."""
 
     analyst: Path
     """Its published analyst file, copied aside."""
     old: dict[str, tuple[object, ...]]
-    """Fingerprints of the analyst file published before the run (the demo's)."""
+    """Fingerprints of the analyst file published before the run (the GPU cloud home's)."""
     held_before: dict[str, tuple[object, ...]]
     """Fingerprints read by the analyst's connection before the run (the November total only)."""
     held_after: dict[str, tuple[object, ...]] | str
@@ -79,19 +85,34 @@ def run(home: Path, failpoint: str | None = None) -> subprocess.CompletedProcess
     return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
 
-def change_demo(home: Path) -> None:
-    """GCP appends a November extract holding a correction (its costliest record without credits, negated): a new
-    delivery to load that changes November's total, and only what depends on it (GCP's November load, November's
-    split, the month states, the publish) runs again."""
-    month = home / GCP_NOVEMBER
-    last = month / "export_time=2026-12-09T03:00:00Z" / "part-000.parquet"
-    extract = month / "export_time=2026-12-10T03:00:00Z"
-    extract.mkdir()
-    duckdb.sql(
-        "COPY (SELECT * REPLACE (TIMESTAMP '2026-12-10 03:00:00' AS export_time, -cost AS cost)"
-        f" FROM (SELECT * FROM read_parquet('{last}') WHERE len(credits) = 0 ORDER BY cost DESC LIMIT 1))"
-        f" TO '{extract / 'part-000.parquet'}' (FORMAT parquet)"
-    )
+def change_home(home: Path) -> None:
+    """CoreWeave re-sends November without its costliest line (billed by mistake): a new delivery to load that changes
+    November's total, and only what depends on it (CoreWeave's November load, November's split, the month states,
+    the publish) runs again."""
+    path = home / COREWEAVE_NOVEMBER
+    resent = path.stat().st_mtime_ns + RESENT_AFTER_NS
+    with path.open(newline="", encoding="utf-8") as file:
+        reader = csv.DictReader(file)
+        columns, rows = reader.fieldnames, list(reader)
+    assert columns is not None
+    rows.remove(max(rows, key=lambda row: Decimal(row["BilledCost"])))
+    with path.open("w", newline="", encoding="utf-8") as file:
+        writer = csv.DictWriter(file, columns, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    os.utime(path, ns=(resent, resent))  # the same delivery in every copy: its time is part of what it is
+
+
+def _run_gpu_cloud_home(folder: Path) -> str:
+    write_gpu_cloud_home(home := folder / "home")
+    return cli_output("run", "--home", str(home))
+
+
+@pytest.fixture(scope="session")
+def gpu_cloud_home(tmp_path_factory: pytest.TempPathFactory, warehouse_backend: str) -> Path:
+    """The GPU cloud home after its first run, once per session and backend (copied, never changed)."""
+    folder, _ = built_once(tmp_path_factory, f"gpu-cloud-{warehouse_backend}", _run_gpu_cloud_home)
+    return folder / "home"
 
 
 @pytest.fixture(scope="module")
@@ -99,29 +120,29 @@ def fixed_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("crash-safety") / "home"
 
 
-def changed_copy(demo_home: Path, home: Path) -> Path:
-    """A fresh copy of the demo home at ``home`` (replacing any), with its run history, changed: a run redoes what
-    the change touches (GCP's November load, November's split, the month states, the publish), so it passes every
-    failpoint (a run not killed at one fails its test)."""
+def changed_copy(original: Path, home: Path) -> Path:
+    """A fresh copy of the GPU cloud home at ``home`` (replacing any), with its run history, changed: a run redoes
+    what the change touches (CoreWeave's November load, November's split, the month states, the publish), so it
+    passes every failpoint (a run not killed at one fails its test)."""
     if home.exists():
         shutil.rmtree(home)
-    shutil.copytree(demo_home, home, symlinks=True)
-    change_demo(home)
+    shutil.copytree(original, home, symlinks=True)
+    change_home(home)
     return home
 
 
 @pytest.fixture
-def home(demo_home: Path, fixed_home: Path, reference: Reference) -> Path:
-    """A changed copy of the demo home at the fixed path (after the reference run, which used it first)."""
-    return changed_copy(demo_home, fixed_home)
+def home(gpu_cloud_home: Path, fixed_home: Path, reference: Reference) -> Path:
+    """A changed copy of the GPU cloud home at the fixed path (after the reference run, which used it first)."""
+    return changed_copy(gpu_cloud_home, fixed_home)
 
 
 @pytest.fixture(scope="module")
-def reference(demo_home: Path, fixed_home: Path) -> Reference:
-    home = changed_copy(demo_home, fixed_home)
+def reference(gpu_cloud_home: Path, fixed_home: Path) -> Reference:
+    home = changed_copy(gpu_cloud_home, fixed_home)
     analyst = home / ANALYST_FILE
     with closing(duckdb.connect()) as old:
-        old_fingerprints = fingerprints(old, demo_home / ANALYST_FILE)
+        old_fingerprints = fingerprints(old, gpu_cloud_home / ANALYST_FILE)
     with closing(duckdb.connect(str(analyst), read_only=True)) as held:
         held_before = {"november": held.execute(NOVEMBER_REPORTING_TOTAL).fetchone()}  # type: ignore[dict-item]
         result = run(home)
