@@ -23,6 +23,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import yaml
 from dagster import (
     AssetCheckSeverity,
@@ -154,10 +155,13 @@ def _run(home: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     deliveries = {provider: deliveries_for(home, provider) for provider in PROVIDERS}
     partitions = sorted({(d.billing_period or "", provider) for provider, found in deliveries.items() for d in found})
 
-    def ingestion(month: str, provider: str) -> str:
+    def ingestion_on(con: duckdb.DuckDBPyConnection, month: str, provider: str) -> str:
         in_month = [d for d in deliveries[provider] if d.billing_period == month]
+        return ingestion_inputs(home, config, month, provider, in_month, month_holds(con, month))
+
+    def ingestion(month: str, provider: str) -> str:
         with closing(open_warehouse(home)) as con:
-            return ingestion_inputs(home, config, month, provider, in_month, month_holds(con, month))
+            return ingestion_on(con, month, provider)
 
     month_inputs: dict[str, str | None] = {}
 
@@ -173,7 +177,10 @@ def _run(home: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     with dagster_instance(home) as instance:
         jobs = _StaleJobs(instance, build_definitions(home, in_process=True), home)
         add_billing_months(instance, [month for month, _ in partitions])
-        ingestion_now = {p: ingestion(*p) for p in partitions}  # once: it decides the observation too
+        with closing(
+            open_warehouse(home)
+        ) as con:  # one connection for every partition: a nothing-new run is mostly this
+            ingestion_now = {p: ingestion_on(con, *p) for p in partitions}  # once: it decides the observation too
         if (config.sources or config.telemetry) and any(
             not last_success(instance, INGESTION_JOB, inputs) for inputs in ingestion_now.values()
         ):

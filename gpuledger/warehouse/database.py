@@ -158,13 +158,11 @@ def _custom_columns() -> list[tuple[str, str]]:
 
 
 def _migrated_fingerprint(con: duckdb.DuckDBPyConnection) -> str | None:
-    exists = con.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'meta' AND table_name = 'schema_version'"
-        " AND database_name = current_database()"
-    ).fetchone()
-    if not exists or not exists[0]:
+    # asked directly, not through duckdb_tables(): on a lake, listing the catalog costs 0.2 s at every open
+    try:
+        row = con.execute("SELECT max(fingerprint) FROM meta.schema_version").fetchone()
+    except duckdb.CatalogException:  # never migrated
         return None
-    row = con.execute("SELECT max(fingerprint) FROM meta.schema_version").fetchone()
     return str(row[0]) if row and row[0] else None
 
 
