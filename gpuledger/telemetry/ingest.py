@@ -52,7 +52,8 @@ def ingest_telemetry(
 ) -> list[TelemetryLoad]:
     """Load every telemetry source; Prometheus is queried for billing month ``YYYY-MM`` (up to ``now``)."""
     now = now or datetime.now(UTC)
-    write_allocation_config(con, allocation)  # node mappings decide what is reported as unattributable
+    with transaction(con):  # one commit for its 24 statements, not one each (on a lake, a snapshot each)
+        write_allocation_config(con, allocation)  # node mappings decide what is reported as unattributable
     return [_ingest(con, source, allocation, month, now) for source in sources]
 
 
