@@ -57,11 +57,18 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("warehouse_backend", backends, indirect=True, scope="session")
 
 
+SLOW_FIXTURES = {"demo_copy", "demo_copy_cold", "validator_ready"}
+"""A test that copies the demo home to change and run it again, or runs the official FOCUS validator (a Python 3.12
+process), takes 5 s to a minute: ``slow``, like the end-to-end suites marked so."""
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's hook, which reads the xdist_group marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A ``serial`` test runs on one xdist worker with the rest of its module, in order: its module's fixture is costly
-    to build twice, or its processes must not overlap each other."""
+    to build twice, or its processes must not overlap each other. A test using a :data:`SLOW_FIXTURES` is slow."""
     for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
         if item.get_closest_marker("serial"):
             group = item.module.__name__ if item.module else item.nodeid
             callspec = getattr(item, "callspec", None)

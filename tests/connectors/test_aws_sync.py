@@ -34,7 +34,7 @@ from pipelines.deliveries import deliveries_from_paths, discover
 from tests.conftest import focus_rows_below, slice_totals
 from tests.fixtures.fault_proxy import FaultProxy, fault_proxy
 
-pytestmark = pytest.mark.serial
+pytestmark = [pytest.mark.serial, pytest.mark.slow]
 
 SECRET = "wJalrXUtnFEMI-gpuledger-test-secret-K7MDENG"
 

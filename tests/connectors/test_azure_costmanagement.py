@@ -42,7 +42,7 @@ from tests.connectors import test_azure_sync
 from tests.connectors.test_azure_sync import ACCOUNT, ACCOUNT_KEY, CONNECTION_ENV
 from tests.fixtures.arm_stub import ArmStub
 
-pytestmark = pytest.mark.serial
+pytestmark = [pytest.mark.serial, pytest.mark.slow]
 
 # Azurite, and a fresh container in it, from the Blob sync's tests (the connection string reaches the sync only
 # through the environment variable CONNECTION_ENV).

@@ -30,7 +30,7 @@ from tests.conftest import focus_rows_below, slice_totals
 from tests.fixtures.fault_proxy import FaultProxy, fault_proxy
 from tests.fixtures.paths import REPO
 
-pytestmark = pytest.mark.serial
+pytestmark = [pytest.mark.serial, pytest.mark.slow]
 
 # Azurite's well-known development account (public, documented by Microsoft): never a real secret.
 ACCOUNT = "devstoreaccount1"

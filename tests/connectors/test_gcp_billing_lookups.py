@@ -184,6 +184,7 @@ def _focus(home: Path, dataset: Path) -> tuple[list[tuple], list[tuple]]:
     return totals, rows
 
 
+@pytest.mark.slow
 def test_sku_list_prices_fill_list_cost_where_the_export_lacks_it(demo, tmp_path):
     landing = tmp_path / "landing"
     source = _without_list_cost(demo, tmp_path)

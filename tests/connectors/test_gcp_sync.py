@@ -21,7 +21,7 @@ from models.landing import read_ledger
 from tests.fixtures.bigquery_stub import BigQueryStub
 from tests.fixtures.fault_proxy import fault_proxy
 
-pytestmark = pytest.mark.serial
+pytestmark = [pytest.mark.serial, pytest.mark.slow]
 
 PROJECT, DATASET, JOBS = "helios-billing", "billing_export", "helios-finops"
 NOW = dt.datetime(2026, 12, 15, tzinfo=dt.UTC)

@@ -18,7 +18,7 @@ from gpuledger.warehouse.home import connect_warehouse
 from models.aws_cur import cur1_to_snake
 from pipelines.cli import main
 
-pytestmark = pytest.mark.both_warehouses
+pytestmark = [pytest.mark.both_warehouses, pytest.mark.slow]
 
 Totals = dict[tuple[str, str, str], list[Decimal]]
 

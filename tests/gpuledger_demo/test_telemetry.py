@@ -37,7 +37,7 @@ from models.config import load_config
 from models.telemetry import DCGM_SM_ACTIVE
 from pipelines.deliveries import allocate, load_month
 
-pytestmark = pytest.mark.serial
+pytestmark = [pytest.mark.serial, pytest.mark.slow]
 
 MONTHS = ("2026-10", "2026-11")
 TEAMS = ("llm-pretrain", "research", "vision", "speech")

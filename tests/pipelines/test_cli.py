@@ -79,6 +79,7 @@ def _printed_commands(output: str) -> list[str]:
     return commands
 
 
+@pytest.mark.slow
 def test_every_command_the_demo_prints_runs_as_printed(demo_run):
     home, output = demo_run
     commands = _printed_commands(output)

@@ -16,6 +16,8 @@ import pytest
 
 from tests.fixtures.paths import REPO
 
+pytestmark = pytest.mark.slow
+
 STARTED = "Serving dagster-webserver"
 
 

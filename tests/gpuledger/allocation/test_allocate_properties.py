@@ -32,7 +32,7 @@ from tests.fixtures.allocation_cases import (
     split_snapshot,
 )
 
-pytestmark = pytest.mark.serial
+pytestmark = [pytest.mark.serial, pytest.mark.slow]
 
 RESOURCES = ("i-0gpu", "i-1gpu", "i-2gpu")
 NODES = ("gpu-01", "gpu-02", "gpu-03", "gpu-04")

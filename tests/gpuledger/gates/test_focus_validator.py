@@ -21,7 +21,7 @@ import pytest
 from gpuledger.gates import focus_validator as fv
 from tests.fixtures.paths import REPO
 
-pytestmark = pytest.mark.serial
+pytestmark = [pytest.mark.serial, pytest.mark.slow]
 
 # FOCUS 1.2 Cost and Usage, all 57 columns, with the explicit types the validator expects.
 DEC = "DECIMAL(38,10)"

@@ -88,6 +88,7 @@ def test_bad_values_of_reordered_files_are_found_by_name(tmp_path):
 COMMA_DECIMAL = "'1,5'"
 
 
+@pytest.mark.slow
 def test_decimal_from_text_rounds_every_spelling_as_the_wide_cast_does():
     generator = random.Random(20)
     texts = [

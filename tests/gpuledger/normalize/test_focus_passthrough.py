@@ -545,6 +545,7 @@ def test_an_export_below_a_plain_focus_folder_is_not_read_file_by_file(home):
     assert error.value.file == str(manifest / "focus-export-Manifest.json")
 
 
+@pytest.mark.slow
 def test_the_nightly_run_ingests_a_configured_focus_source(home):
     write_csv(home / "exports" / "neo" / "2026-10" / "part-1.csv", coreweave_rows())
     _configure(home, "focus", "exports/neo")
@@ -565,6 +566,7 @@ TOKYO_NOVEMBER = {
 }
 
 
+@pytest.mark.slow
 def test_a_provider_billed_east_of_utc_is_in_its_local_month_for_run_export_and_status(home, tmp_path, capsys):
     rows = [row | TOKYO_NOVEMBER for row in coreweave_rows()]
     write_csv(home / "exports" / "neo" / "2026-11" / "part-1.csv", rows)

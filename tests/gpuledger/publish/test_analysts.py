@@ -455,6 +455,7 @@ def read_as_text(python: Path, path: Path, queries: dict[str, str]) -> dict[str,
     return json.loads(read.stdout)
 
 
+@pytest.mark.slow
 def test_a_duckdb_1_4_client_reads_every_table_view_and_example_as_the_pipeline_wrote_them(analyst, demo_home):
     # analysts' BI tools and notebooks bundle older clients than the pipeline's DuckDB 1.5 (docs/decisions/0018)
     assert DUCKDB_1_4_PYTHON.exists(), "no DuckDB 1.4 client: `make install-duckdb-1.4` (make test runs it)"

@@ -42,6 +42,7 @@ def test_the_pdf_shows_each_team_s_figures_on_its_own_pages(demo_reports, showba
             assert cells[f"job:{i}:cost"] in text
 
 
+@pytest.mark.slow
 def test_rendering_the_stored_data_again_gives_the_same_pdf_bytes(demo_reports):
     data = json.loads((demo_reports / "statement.json").read_bytes())
     html = render_html(data)

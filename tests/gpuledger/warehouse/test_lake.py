@@ -28,6 +28,7 @@ def local_lake(home: Path) -> Path:
     return home
 
 
+@pytest.mark.slow
 def test_a_delivery_loads_into_a_lake_as_into_the_file_warehouse(tmp_path):
     export = write_csv(tmp_path / "exports" / "coreweave.csv", coreweave_rows())
     loaded = {}
