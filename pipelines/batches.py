@@ -37,6 +37,9 @@ every ingestion run (docs/decisions/0022)."""
 LOADER_TAGS = {WAREHOUSE_TAG: "loader"}
 WRITER_TAGS = {WAREHOUSE_TAG: "writer"}
 INGESTION_JOB, ALLOCATION_JOB, PUBLISH_JOB = "focus_ingestion", "monthly_allocation", "publishing"
+MONTH_CLOSE_JOB = "month_close"
+"""Issues a closed month's statement and publishes the analyst file too: a nightly publish of the same inputs after
+it has nothing to do."""
 _MONTH_TAG = "dagster/partition/month"
 _PARTITION_TAG = "dagster/partition"
 

@@ -85,6 +85,7 @@ from pipelines.batches import (
     ALLOCATION_JOB,
     INGESTION_JOB,
     LOADER_TAGS,
+    MONTH_CLOSE_JOB,
     PART_STAGING_POOL,
     PUBLISH_JOB,
     WRITER_TAGS,
@@ -527,7 +528,7 @@ publishing = define_asset_job(
     executor_def=in_process_executor,
 )
 month_close = define_asset_job(
-    "month_close",
+    MONTH_CLOSE_JOB,
     selection=STATEMENT_ASSETS,
     description="Month close: issue a closed month's statement, publish it to analysts, render its reports.",
     tags=WRITER_TAGS,

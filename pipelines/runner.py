@@ -48,6 +48,7 @@ from pipelines.batches import (
     ALLOCATION_JOB,
     BATCH_TAG,
     INGESTION_JOB,
+    MONTH_CLOSE_JOB,
     PUBLISH_JOB,
     ingestion_partition_key,
     instance_settings,
@@ -177,9 +178,7 @@ def _run(home: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     with dagster_instance(home) as instance:
         jobs = _StaleJobs(instance, build_definitions(home, in_process=True), home)
         add_billing_months(instance, [month for month, _ in partitions])
-        with closing(
-            open_warehouse(home)
-        ) as con:  # one connection for every partition: a nothing-new run is mostly this
+        with closing(open_warehouse(home)) as con:  # one for all: a nothing-new run is mostly this
             ingestion_now = {p: ingestion_on(con, *p) for p in partitions}  # once: it decides the observation too
         if (config.sources or config.telemetry) and any(
             not last_success(instance, INGESTION_JOB, inputs) for inputs in ingestion_now.values()
@@ -205,6 +204,10 @@ def _run(home: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     return jobs.ran, jobs.skipped
 
 
+_ALSO_DONE_BY = {PUBLISH_JOB: (MONTH_CLOSE_JOB,)}
+"""Other jobs whose successful run on the same inputs leaves a job nothing to do: a month close publishes too."""
+
+
 @dataclass
 class _StaleJobs:
     """Runs a job's partition only when no successful run read the same inputs (pipelines/inputs.py)."""
@@ -218,7 +221,8 @@ class _StaleJobs:
     def stale(self, job: str, partition: tuple[str, str], inputs_now: str | None) -> bool:
         """Whether ``job`` must run for ``partition``: no successful run read the inputs ``inputs_now`` (its
         fingerprint now); says so when it is skipped."""
-        if previous := last_success(self.instance, job, inputs_now):
+        done_by = (job, *_ALSO_DONE_BY.get(job, ()))
+        if previous := next(filter(None, (last_success(self.instance, name, inputs_now) for name in done_by)), None):
             print(f"{_stage(job, partition)}: inputs unchanged since run {previous[:8]}, skipped", flush=True)
             self.skipped.append(partition)
             return False
@@ -330,7 +334,13 @@ def close_month(home: Path, month: str) -> Report:
         add_billing_months(instance, [month])
         _starting(f"closing {month}")
         definitions = build_definitions(home, in_process=True)
-        result = _execute(instance, definitions, "month_close", month, f"closing {month}", home)
+        result = _execute(instance, definitions, MONTH_CLOSE_JOB, month, f"closing {month}", home)
+        config = load_config(home)
+        with closing(open_warehouse(home)) as con:  # what it published from: the next run's publish has nothing to do
+            months = {m: allocation_inputs(con, home, config, m) for m in published_months(con)}
+            published = publishing_inputs(con, home, config, months)
+        if published is not None:
+            instance.add_run_tags(result.run_id, {INPUTS_TAG: published})
     recorded = {
         event.asset_key.to_user_string(): {name: entry.value for name, entry in event.materialization.metadata.items()}
         for event in result.get_asset_materialization_events()
