@@ -407,19 +407,19 @@ def test_a_failed_run_prints_one_error_line_and_status_reports_it(demo_copy, dem
 
 
 def test_a_disk_full_is_one_line_naming_what_ran_out(demo_copy_cold, demo_home, capsys, monkeypatch):
+    # no run history: the run publishes, and so reaches the full disk
     import gpuledger.publish.snapshot as publishing
 
     def full(path: Path) -> None:
         raise OSError(errno.ENOSPC, "No space left on device", str(path))
 
     monkeypatch.setattr(publishing, "_fsync", full)  # the publish's flush before its rename
-    demo_copy = demo_copy_cold  # no run history: the run publishes, and so reaches the full disk
-    before = _published(demo_copy, demo_home)
-    code, _, err = _cli(capsys, "run", "--home", demo_copy)
+    before = _published(demo_copy_cold, demo_home)
+    code, _, err = _cli(capsys, "run", "--home", demo_copy_cold)
     assert code == 1
     lines = err.strip().splitlines()
     assert len(lines) <= 2 and lines[-1].startswith("gpuledger: error: no space left on the disk"), err
-    assert _published(demo_copy, demo_home) == before
+    assert _published(demo_copy_cold, demo_home) == before
 
 
 # 9. Each refusal names the bad row and the source's own column, with the whole reason.
