@@ -325,7 +325,10 @@ def allocation_and_showback(
     yield MaterializeResult(
         asset_key=TELEMETRY_KEY,
         metadata={
-            "sources": {load.source: {"jobs": load.jobs, "activity_rows": load.activity_rows} for load in loads},
+            "sources": {
+                load.source: {"jobs": load.jobs, "activity_rows": load.activity_rows, "read": load.read}
+                for load in loads
+            },
             "notes": notes,
         },
     )

@@ -8,11 +8,8 @@ so anything that cannot be fingerprinted cheaply (a Prometheus server) makes its
 
 from __future__ import annotations
 
-import hashlib
-import importlib
 import os
-from collections.abc import Iterable, Sequence
-from functools import cache
+from collections.abc import Sequence
 from pathlib import Path
 
 import duckdb
@@ -20,27 +17,12 @@ from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 
 from gpuledger.chargeback.months import lifecycle_now
 from gpuledger.publish.snapshot import ANALYST_FILE, crash_leftovers, last_attempt
+from gpuledger.warehouse.fingerprints import code_version, file_stats, files_under, fingerprint
 from models.config import CONFIG_FILE, Config
 from models.delivery import Delivery
 
 INPUTS_TAG = "gpuledger/inputs"
 """The run tag holding the fingerprint of the inputs a run read."""
-
-# The packages whose code decides what a run writes.
-_CODE_PACKAGES = ("connectors", "gpuledger", "models", "pipelines", "sql")
-
-
-@cache
-def code_version() -> str:
-    """The text of every module and SQL file of the product and the DuckDB release running them, hashed: new code or
-    a new engine re-runs every partition."""
-    digest = hashlib.sha256(duckdb.__version__.encode())
-    for package in _CODE_PACKAGES:
-        folder = Path(importlib.import_module(package).__file__ or "").parent
-        for path in sorted(p for p in folder.rglob("*") if p.suffix in (".py", ".sql")):
-            digest.update(str(path.relative_to(folder)).encode())
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
 
 
 def ingestion_inputs(
@@ -48,7 +30,7 @@ def ingestion_inputs(
 ) -> str:
     """A (billing month, provider) partition reads its deliveries' files and the holds a person accepted."""
     files = [f for d in deliveries for f in (*d.files, *([d.manifest] if d.manifest else []))]
-    return _fingerprint("focus_ingestion", month, provider, _home_inputs(home, config), file_stats(home, files), holds)
+    return fingerprint("focus_ingestion", month, provider, _home_inputs(home, config), file_stats(home, files), holds)
 
 
 def month_holds(con: duckdb.DuckDBPyConnection, month: str) -> list[tuple[object, ...]]:
@@ -70,7 +52,7 @@ def allocation_inputs(con: duckdb.DuckDBPyConnection, home: Path, config: Config
         {"month": month},
     ).fetchall()
     telemetry = file_stats(home, (f for t in config.telemetry for path in t.paths.values() for f in files_under(path)))
-    return _fingerprint("monthly_allocation", month, _home_inputs(home, config), owners, telemetry)
+    return fingerprint("monthly_allocation", month, _home_inputs(home, config), owners, telemetry)
 
 
 def publishing_inputs(
@@ -92,17 +74,17 @@ def publishing_inputs(
         )
     ]
     attempt = last_attempt(home)
-    return _fingerprint(
+    return fingerprint(
         "publishing", sorted(months.items()), state, attempt, _home_inputs(home, config), lifecycle_now().date()
     )
 
 
-def last_success(instance: DagsterInstance, job_name: str, fingerprint: str | None) -> str | None:
+def last_success(instance: DagsterInstance, job_name: str, inputs: str | None) -> str | None:
     """The id of the last successful run of ``job_name`` that read exactly these inputs, if any."""
-    if fingerprint is None:
+    if inputs is None:
         return None
     runs = instance.get_run_records(
-        RunsFilter(job_name=job_name, statuses=[DagsterRunStatus.SUCCESS], tags={INPUTS_TAG: fingerprint}), limit=1
+        RunsFilter(job_name=job_name, statuses=[DagsterRunStatus.SUCCESS], tags={INPUTS_TAG: inputs}), limit=1
     )
     return runs[0].dagster_run.run_id if runs else None
 
@@ -127,28 +109,3 @@ def _home_inputs(home: Path, config: Config) -> object:
         config.advice.rates,
         None if history_inside else str(home.resolve()),
     )
-
-
-def files_under(path: Path) -> list[Path]:
-    """A file, or every file below a folder, sorted; nothing for a missing path."""
-    if path.is_file():
-        return [path]
-    return sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else []
-
-
-def file_stats(root: Path, files: Iterable[Path]) -> list[tuple[str, int, int]]:
-    """Path (:func:`relative_path` to ``root``), size and modification time of each file, in the order given: what
-    changes when a file is rewritten."""
-    return [(relative_path(root, path), (stat := path.stat()).st_size, stat.st_mtime_ns) for path in files]
-
-
-def relative_path(root: Path, path: Path) -> str:
-    """``path`` relative to ``root`` when it lies below it, else absolute: a home (or source folder) moved, copied or
-    restored elsewhere keeps its fingerprints, while a folder outside it (an absolute path in the configuration) did
-    not move."""
-    full, below = os.path.abspath(path), os.path.join(os.path.abspath(root), "")
-    return full.removeprefix(below) if full.startswith(below) else full
-
-
-def _fingerprint(*parts: object) -> str:
-    return hashlib.sha256(repr(parts).encode()).hexdigest()

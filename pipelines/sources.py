@@ -25,9 +25,10 @@ from dagster import (
     multi_observable_source_asset,
 )
 
+from gpuledger.telemetry.ingest import source_files
+from gpuledger.warehouse.fingerprints import file_stats
 from models.config import Config, SourceConfig, TelemetryConfig
 from pipelines.deliveries import discover
-from pipelines.inputs import file_stats, files_under
 
 SOURCES_GROUP = "sources"
 
@@ -127,16 +128,14 @@ def telemetry_observation(key: AssetKey, source: TelemetryConfig) -> ObserveResu
     """The files of a file-based telemetry source; a metrics server (Prometheus) has no version to observe."""
     if not source.paths:
         return ObserveResult(asset_key=key, metadata={"url": str(source.options.get("url", ""))})
-    files = {name: files_under(path) for name, path in source.paths.items()}
-    newest = max((f.stat().st_mtime for found in files.values() for f in found), default=None)
-    # each configured path's files named from its folder: the version does not change when the home moves
-    version = {name: file_stats(source.paths[name].parent, found) for name, found in files.items()}
+    files = source_files(source)
+    newest = max((mtime_ns for found in files.values() for _, _, mtime_ns in found), default=None)
     return ObserveResult(
         asset_key=key,
-        data_version=DataVersion(_digest(version)),
+        data_version=DataVersion(_digest(files)),
         metadata={
             "files": sum(map(len, files.values())),
-            "newest_file_time": datetime.fromtimestamp(newest, UTC).isoformat() if newest else "none",
+            "newest_file_time": datetime.fromtimestamp(newest / 1e9, UTC).isoformat() if newest else "none",
         },
     )
 

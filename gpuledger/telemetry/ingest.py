@@ -1,9 +1,10 @@
 """Telemetry ingestion: each configured source's jobs and hourly GPU activity into the ``gpu`` schema.
 
 A source's rows are replaced as a whole (files, Slurm accounting) or for the queried window (Prometheus),
-in one transaction per source, so re-running never duplicates anything. What could not be attributed
-(jobs on nodes mapped to no cloud resource, samples labelled with unknown jobs, times in the future) is
-reported, recorded in ``meta.telemetry_loads`` and left out of the split rather than guessed.
+in one transaction per source, so re-running never duplicates anything. Files already loaded as they are now, by
+this code and configuration, are not read again: every month's split of a run reads the same files. What could
+not be attributed (jobs on nodes mapped to no cloud resource, samples labelled with unknown jobs, times in the
+future) is reported, recorded in ``meta.telemetry_loads`` and left out of the split rather than guessed.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from connectors.telemetry import prometheus, slurm
 from gpuledger.telemetry import files
 from gpuledger.telemetry.samples import SampleAggregation, sample_aggregator
 from gpuledger.warehouse.database import transaction, write_allocation_config
+from gpuledger.warehouse.fingerprints import code_version, file_stats, files_under, fingerprint
 from gpuledger.warehouse.sqlfiles import load_sql, quote_ident
 from models.allocation import AllocationConfig
 from models.billing_month import BillingMonth
@@ -40,6 +42,8 @@ class TelemetryLoad:
     jobs: int
     activity_rows: int
     notes: tuple[str, ...]
+    read: bool = True
+    """False when the source's files were loaded as they are and their rows kept."""
 
 
 def ingest_telemetry(
@@ -65,6 +69,14 @@ def _ingest(
     checkpoints = egress = None
     activity = pl.DataFrame(schema=GPU_ACTIVITY_SCHEMA)
     aggregation = SampleAggregation(source.name, allocation.idle_threshold, allocation.pricing_metrics)
+    version = None
+    if source.kind != "prometheus":
+        version = fingerprint(
+            code_version(), source.name, source.kind, source.cluster, sorted(source.options.items()),
+            aggregation, allocation.sample_interval_seconds, source_files(source),
+        )  # fmt: skip
+        if kept := _kept_load(con, source, version):
+            return kept
     if source.kind == "slurm":
         run_group_from = source.options.get("run_group_from", ("comment",))
         assert isinstance(run_group_from, tuple)  # the config parses it as a list of names
@@ -130,12 +142,31 @@ def _ingest(
         _replace(con, source, jobs, activity, window, checkpoints, egress)
         notes.extend(_unattributable(con, source.name))
         con.execute(
-            "INSERT INTO meta.telemetry_loads VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-            [source.name, source.kind, now, *(window or (None, None)), jobs.height, activity.height, notes],
+            "INSERT INTO meta.telemetry_loads VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            [source.name, source.kind, now, *(window or (None, None)), jobs.height, activity.height, notes, version],
         )
     for note in notes:
         log.warning("telemetry %s: %s", source.name, note)
     return TelemetryLoad(source.name, source.kind, jobs.height, activity.height, tuple(notes))
+
+
+def source_files(source: TelemetryConfig) -> dict[str, list[tuple[str, int, int]]]:
+    """Each configured path's files, named from the path's folder (a home moved elsewhere names them alike), with
+    their sizes and modification times: what a new or rewritten file changes."""
+    return {name: file_stats(path.parent, files_under(path)) for name, path in sorted(source.paths.items())}
+
+
+def _kept_load(con: duckdb.DuckDBPyConnection, source: TelemetryConfig, version: str) -> TelemetryLoad | None:
+    """The source's last load, when it read these files with this code and configuration, its rows are all still
+    there and it named nothing but what cannot be attributed now (times in the future were not): reading the files
+    again would change nothing. None: read them."""
+    last = con.execute(load_sql("telemetry/last_load.sql"), {"source": source.name}).fetchone()
+    if last is None or last[0] != version or (last[1], last[2]) != (last[3], last[4]):
+        return None
+    notes = _unattributable(con, source.name)
+    if list(last[5]) != notes:
+        return None
+    return TelemetryLoad(source.name, source.kind, last[1], last[2], tuple(notes), read=False)
 
 
 def _replace(

@@ -94,5 +94,8 @@ CREATE TABLE IF NOT EXISTS meta.telemetry_loads (
     window_end TIMESTAMPTZ,
     jobs BIGINT NOT NULL,
     activity_rows BIGINT NOT NULL,
-    notes VARCHAR[] NOT NULL
+    notes VARCHAR[] NOT NULL,
+    input_fingerprint VARCHAR
 );
+-- Loads before files were fingerprinted have none: their source is read again once.
+ALTER TABLE meta.telemetry_loads ADD COLUMN IF NOT EXISTS input_fingerprint VARCHAR;

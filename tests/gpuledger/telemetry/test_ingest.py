@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import itertools
+import os
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -44,14 +46,62 @@ MAPPED = '[[nodes]]\ncluster = "c1"\nnode = "gpu-01"\nresource_id = "i-0gpu"\n\n
 def test_a_files_source_lands_in_the_gpu_schema_and_reruns_replace_it(home, con):
     _write_files_source(home, jobs=JOBS, samples=SAMPLES, nodes=MAPPED)
     config = load_config(home)
-    for _ in range(2):
+    for rerun in range(2):
+        if rerun:  # rewritten: read again, its rows replaced
+            _rewrite(home / "t" / "samples.csv")
         (load,) = ingest_telemetry(con, config.telemetry, config.allocation, "2026-11", now=NOW)
+        assert load.read
     assert (load.jobs, load.activity_rows, load.notes) == (1, 8, ())
     counts = con.execute(
         "SELECT (SELECT count(*) FROM gpu.jobs), (SELECT sum(active_seconds) FROM gpu.activity),"
         " (SELECT count(*) FROM gpu.checkpoint_bytes), (SELECT count(*) FROM gpu.egress_bytes)"
     ).fetchone()
     assert counts == (1, 8 * 1800.0, 1, 1)
+
+
+def test_files_loaded_as_they_are_are_not_read_again_and_anything_that_changes_their_rows_reads_them(home, con):
+    _write_files_source(home, jobs=JOBS, samples=SAMPLES, nodes=MAPPED)
+    config = load_config(home)
+
+    loads = itertools.count()
+
+    def load_now():  # a minute after the last: the latest load is the one compared
+        now = NOW + timedelta(minutes=next(loads))
+        return ingest_telemetry(con, config.telemetry, config.allocation, "2026-11", now=now)[0]
+
+    def stored():
+        return [con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in ("gpu.jobs", "gpu.activity")]
+
+    first = load_now()
+    rows = stored()
+    kept = load_now()  # the next month's split of the same run, or tomorrow's with no new file
+    assert first.read and not kept.read
+    assert (kept.jobs, kept.activity_rows, kept.notes) == (first.jobs, first.activity_rows, first.notes)
+    assert stored() == rows
+    _rewrite(home / "t" / "jobs.csv")
+    assert load_now().read
+    assert not load_now().read
+    # another idle threshold makes other activity of the same samples
+    (home / "gpuledger.toml").write_text(
+        (home / "gpuledger.toml").read_text().replace("idle_threshold = 0.1", "idle_threshold = 0.2")
+    )
+    config = load_config(home)
+    assert load_now().read
+    rows = stored()
+    con.execute("DELETE FROM gpu.activity WHERE source = 'lab'")  # rows lost (a restore, a hand edit): read again
+    assert load_now().read and stored() == rows
+    # A file in the future: named again at every load, until it is no longer in the future.
+    with (home / "t" / "samples.csv").open("a") as samples:
+        samples.write("gpu-01,0,2026-12-25T10:00:00,0.9\n")
+    assert load_now().read
+    assert load_now().read
+
+
+def _rewrite(path: Path) -> None:
+    """The same content written again: a new modification time, as a re-sent export has."""
+    stat = path.stat()
+    path.write_bytes(path.read_bytes())
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
 
 
 def test_the_split_prices_the_ingested_utilization(home, con):
