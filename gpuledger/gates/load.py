@@ -23,7 +23,7 @@ import duckdb
 
 from gpuledger.gates.checks import CheckResult
 from gpuledger.gates.contract import Hold, SliceKey, hold_reasons, refuse_foreign_slices, stage_slices
-from gpuledger.gates.verdicts import delivery_verdict
+from gpuledger.gates.verdicts import DeliveryVerdict, delivery_verdict
 from gpuledger.normalize import aws_cur
 from gpuledger.normalize.files import (
     FileStats,
@@ -73,6 +73,9 @@ class LoadResult:
     """Why the delivery waits for ``gpuledger accept`` instead of being published; empty when it was published."""
     repairs: tuple[tuple[str, int], ...] = ()
     """Descriptive values repaired (x_SourceChanges): each change with its row count."""
+    verdict: DeliveryVerdict | None = None
+    """The delivery gate's verdict on the rows this load staged and audited (they do not change once audited);
+    None when it audited none (unchanged, or accepted after a hold)."""
 
     @property
     def held(self) -> bool:
@@ -162,7 +165,7 @@ def finish_load(
         return _result(con, delivery_id, slices, unchanged=False)
     try:
         _write(con, planned.parts, stager)
-        _audit(con, delivery, model, delivery_id, rules, len(planned.parts))
+        verdict = _audit(con, delivery, model, delivery_id, rules, len(planned.parts))
         slices = _delivery_slices(con, delivery, model, delivery_id)
         stage_slices(con, slices)
         refuse_foreign_slices(con, delivery, delivery_id, rules)
@@ -173,15 +176,20 @@ def finish_load(
     if holds:
         _hold(con, delivery, delivery_id, planned.stats, ingested_at, holds)
         log.info("held %s: %s", delivery_id, "; ".join(h.detail for h in holds))
-        return _result(con, delivery_id, slices, unchanged=False)
+        return _result(con, delivery_id, slices, unchanged=False, verdict=verdict)
     # a lake refuses the commit when a concurrent writer changed the same tables: nothing committed, tried again
     retry_on_conflict(lambda: _publish(con, delivery, delivery_id, planned.stats, ingested_at, slices))
     log.info("loaded %s into %d slice(s)", delivery_id, len(slices))
-    return _result(con, delivery_id, slices, unchanged=False)
+    return _result(con, delivery_id, slices, unchanged=False, verdict=verdict)
 
 
 def _result(
-    con: duckdb.DuckDBPyConnection, delivery_id: str, slices: Sequence[SliceKey], *, unchanged: bool
+    con: duckdb.DuckDBPyConnection,
+    delivery_id: str,
+    slices: Sequence[SliceKey],
+    *,
+    unchanged: bool,
+    verdict: DeliveryVerdict | None = None,
 ) -> LoadResult:
     holds = con.execute(
         "SELECT reason, provider_name, billing_account_id, billing_period, detail FROM meta.delivery_holds"
@@ -198,6 +206,7 @@ def _result(
         _slice_totals(con, delivery_id, slices),
         tuple(Hold(*row) for row in holds),
         tuple((str(change), int(rows)) for change, rows in repairs),
+        verdict,
     )
 
 
@@ -453,7 +462,8 @@ def _audit(
     delivery_id: str,
     rules: IngestConfig,
     parts: int,
-) -> None:
+) -> DeliveryVerdict:
+    """The load's own refusals and the delivery gate on the staged rows (raises on a failure); the gate's verdict."""
     _check_rows_match_manifest(con, delivery, model, delivery_id)
     _refuse_duplicate_line_items(con, delivery, model, delivery_id, parts)
     if rules.strict:
@@ -462,6 +472,7 @@ def _audit(
     _fail_on_check_violations(con, delivery, model, delivery_id, verdict.failed_checks)
     if delivery.files:
         _reconcile(delivery, delivery_id, verdict.mismatches)
+    return verdict
 
 
 def _publish(

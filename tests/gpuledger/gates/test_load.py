@@ -13,6 +13,7 @@ import pytest
 from connectors.aws.exports import discover_cur1
 from gpuledger.gates.load import accept_delivery, finish_load, load_delivery, plan_load, plan_parts, stage_part
 from gpuledger.gates.vacuum import vacuum
+from gpuledger.gates.verdicts import delivery_verdict
 from gpuledger.normalize.files import verify_files
 from gpuledger.normalize.formats import FORMAT_MODELS
 from gpuledger.warehouse.home import open_warehouse
@@ -87,6 +88,19 @@ def test_empty_restatement_is_held_and_empties_its_period_once_accepted(con, tmp
     assert not result.held and _billed(con) == 0
     (emptied,) = result.slices
     assert (emptied.billing_account_id, emptied.rows) == (PAYER, 0)
+
+
+def test_a_load_carries_the_verdict_its_audit_reached_and_it_is_the_gate_s_verdict_on_its_rows(con, tmp_path):
+    # the ingestion step's asset checks report it instead of running every check again on the same rows
+    report = tmp_path / "helios"
+    _deliver(report, "a1", every_line_item_type())
+    published = load_delivery(con, discover_cur1(report)[0])
+    assert published.verdict is not None and published.verdict.passed
+    assert published.verdict == delivery_verdict(con, published.delivery_id)
+    assert load_delivery(con, discover_cur1(report)[0]).verdict is None  # unchanged: nothing audited
+    _deliver(report, "a2", [])
+    held = load_delivery(con, discover_cur1(report)[0])
+    assert held.held and held.verdict == delivery_verdict(con, held.delivery_id)
 
 
 def test_first_empty_delivery_of_a_slice_loads_as_zero_rows(con, tmp_path):
