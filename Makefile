@@ -24,13 +24,15 @@ $(UV): tools/requirements-uv.lock
 	touch $@
 
 # `pip` stays in .venv (from the interpreter's venv module) for users and the packaging test; the build backend of the
-# editable install comes hashed from tools/requirements-build.lock. Bytecode is compiled at install, as pip does: where
-# PYTHONDONTWRITEBYTECODE is set, every process would otherwise compile its ~1,700 imported modules (4 s).
+# editable install comes hashed from tools/requirements-build.lock. Bytecode is compiled at install, as pip does, the
+# project's own packages too: where PYTHONDONTWRITEBYTECODE is set, every process would otherwise compile the ~1,700
+# modules it imports (4 s).
 $(VENV)/.installed: requirements.lock tools/requirements-build.lock pyproject.toml $(UV)
 	@echo "Installing gpuledger and its pinned dependencies into $(VENV)/"
 	$(PYTHON) -m venv $(VENV)
 	$(UV) pip sync --quiet --compile-bytecode --python $(BIN)/python --require-hashes requirements.lock
 	$(UV) pip install --quiet --python $(BIN)/python --no-deps --build-constraints tools/requirements-build.lock -e .
+	$(BIN)/python -m compileall -q connectors gpuledger gpuledger_demo models pipelines
 	touch $@
 
 # The install cannot drift: no lock line names an extra (pip < 23.3 reads `name[extra]==` as not pinning `name`), the
