@@ -59,8 +59,9 @@ lint: install
 # One pytest run on both cores (pytest-xdist): modules marked `serial` stay on one worker each, tests marked
 # `both_warehouses` (crash safety, the analyst never blocked, reconciliation, publish, reports) run on the DuckDB file
 # and on a DuckLake of their own in the same run, so the scheduler balances them (tests/conftest.py); the 30 slowest
-# tests are printed.
-PYTEST_ON_BOTH_CORES := -n 2 --dist loadgroup
+# tests are printed. Three workers: tests wait on subprocesses, servers and sensors, and with two the cores were idle
+# 9% of the run (docs/decisions/0023).
+PYTEST_ON_BOTH_CORES := -n 3 --dist loadgroup
 test: install install-validator install-prometheus install-azurite install-pdf install-duckdb-1.4 install-postgres lint
 	$(BIN)/pytest $(PYTEST_ON_BOTH_CORES) --durations=30
 
