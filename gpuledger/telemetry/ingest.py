@@ -58,7 +58,14 @@ def ingest_telemetry(
     now = now or datetime.now(UTC)
     with transaction(con):  # one commit for its 24 statements, not one each (on a lake, a snapshot each)
         write_allocation_config(con, allocation)  # node mappings decide what is reported as unattributable
-    return [_ingest(con, source, allocation, month, now) for source in sources]
+    return [_logged(_ingest(con, source, allocation, month, now)) for source in sources]
+
+
+def _logged(load: TelemetryLoad) -> TelemetryLoad:
+    """``load``, its notes logged as it ends: read or kept, what a source's rows cannot tell is said at every load."""
+    for note in load.notes:
+        log.warning("telemetry %s: %s", load.source, note)
+    return load
 
 
 def _ingest(
@@ -145,8 +152,6 @@ def _ingest(
             "INSERT INTO meta.telemetry_loads VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
             [source.name, source.kind, now, *(window or (None, None)), jobs.height, activity.height, notes, version],
         )
-    for note in notes:
-        log.warning("telemetry %s: %s", source.name, note)
     return TelemetryLoad(source.name, source.kind, jobs.height, activity.height, tuple(notes))
 
 

@@ -120,7 +120,7 @@ def test_the_split_prices_the_ingested_utilization(home, con):
     ]
 
 
-def test_unattributable_telemetry_is_reported_not_priced(home, con):
+def test_unattributable_telemetry_is_reported_not_priced(home, con, caplog):
     jobs = JOBS + "j2,ml,gpu-99,8,2026-11-02T10:00:00,2026-11-02T11:00:00,FAILED\n"
     samples = SAMPLES + "gpu-01,0,2026-11-03T10:00:00,0.9\n"  # busy a day after the only job ended
     _write_files_source(home, jobs=jobs, samples=samples, nodes=MAPPED)
@@ -130,6 +130,10 @@ def test_unattributable_telemetry_is_reported_not_priced(home, con):
     assert any("active outside any job" in note for note in load.notes)
     stored = con.execute("SELECT notes FROM meta.telemetry_loads").fetchone()
     assert stored is not None and list(stored[0]) == list(load.notes)
+    caplog.clear()  # the files unchanged: their rows kept, and what they cannot tell said again
+    (kept,) = ingest_telemetry(con, config.telemetry, config.allocation, "2026-11", now=NOW + timedelta(minutes=1))
+    assert not kept.read and kept.notes == load.notes
+    assert [r.getMessage() for r in caplog.records] == [f"telemetry lab: {note}" for note in load.notes]
 
 
 def test_samples_labelled_with_unknown_jobs_and_future_times_are_reported(home, con):
