@@ -17,6 +17,7 @@ from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 
 from gpuledger.chargeback.months import lifecycle_now
 from gpuledger.publish.snapshot import ANALYST_FILE, crash_leftovers, last_attempt
+from gpuledger.telemetry.ingest import source_files
 from gpuledger.warehouse.fingerprints import code_version, file_stats, files_under, fingerprint
 from models.config import CONFIG_FILE, Config
 from models.delivery import Delivery
@@ -51,7 +52,7 @@ def allocation_inputs(con: duckdb.DuckDBPyConnection, home: Path, config: Config
         " WHERE strftime(billing_month(billing_period_start), '%Y-%m') = $month ORDER BY ALL",
         {"month": month},
     ).fetchall()
-    telemetry = file_stats(home, (f for t in config.telemetry for path in t.paths.values() for f in files_under(path)))
+    telemetry = [source_files(t) for t in config.telemetry]
     return fingerprint("monthly_allocation", month, _home_inputs(home, config), owners, telemetry)
 
 

@@ -3,15 +3,18 @@ what does not: the home's place (a home moved, copied or restored elsewhere with
 
 from __future__ import annotations
 
+import os
 import shutil
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 from dagster import DagsterInstance
 
+from gpuledger.warehouse.home import open_warehouse
 from models.config import load_config
 from pipelines.deliveries import deliveries_for
-from pipelines.inputs import ingestion_inputs
+from pipelines.inputs import allocation_inputs, ingestion_inputs
 from pipelines.runner import run_pipeline
 
 
@@ -41,6 +44,30 @@ def test_a_copied_home_has_its_fingerprints_unless_it_shares_its_run_history_wit
     # one $DAGSTER_HOME for both: a run of one must not make the other skip (its warehouse may lack the delivery)
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "shared-dagster"))
     assert _ingestion(copy) != _ingestion(home)
+
+
+def test_a_rewritten_telemetry_file_makes_every_month_s_split_stale_and_a_moved_home_does_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    home = _home_with_a_delivery(tmp_path / "home")
+    with (home / "gpuledger.toml").open("a", encoding="utf-8") as config:
+        config.write('[[telemetry]]\nname = "lab"\nkind = "files"\ncluster = "c1"\njobs = "telemetry/jobs.csv"\n')
+    jobs = home / "telemetry" / "jobs.csv"
+    jobs.parent.mkdir()
+    jobs.write_text("job_id,account,nodes,gpu_count,start,end,state\n", encoding="utf-8")
+
+    def split_inputs(at: Path) -> str | None:
+        with closing(open_warehouse(at)) as con:
+            return allocation_inputs(con, at, load_config(at), "2026-10")
+
+    before = split_inputs(home)
+    copy = tmp_path / "elsewhere" / "copy"
+    shutil.copytree(home, copy, symlinks=True)  # modification times kept, as cp -a and a restore do
+    assert split_inputs(copy) == before
+    stat = jobs.stat()
+    os.utime(jobs, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))  # the same export written again
+    assert split_inputs(home) != before
 
 
 def test_a_home_copied_with_its_run_history_skips_everything_it_already_did(
