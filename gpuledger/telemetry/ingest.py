@@ -166,12 +166,15 @@ def _kept_load(con: duckdb.DuckDBPyConnection, source: TelemetryConfig, version:
     there and it named nothing but what cannot be attributed now (times in the future were not): reading the files
     again would change nothing. None: read them."""
     last = con.execute(load_sql("telemetry/last_load.sql"), {"source": source.name}).fetchone()
-    if last is None or last[0] != version or (last[1], last[2]) != (last[3], last[4]):
+    if last is None:
+        return None
+    last_version, jobs, activity_rows, jobs_now, activity_rows_now, last_notes = last
+    if last_version != version or (jobs, activity_rows) != (jobs_now, activity_rows_now):
         return None
     notes = _unattributable(con, source.name)
-    if list(last[5]) != notes:
+    if list(last_notes) != notes:
         return None
-    return TelemetryLoad(source.name, source.kind, last[1], last[2], tuple(notes), read=False)
+    return TelemetryLoad(source.name, source.kind, jobs, activity_rows, tuple(notes), read=False)
 
 
 def _replace(
