@@ -302,6 +302,33 @@ def load_warehouse_config(home: Path) -> WarehouseConfig:
     return _warehouse(path, home, table)
 
 
+# Sections only the split, showback, the reports and the advice read: changing one reloads no billing data.
+_READ_AFTER_INGESTION = frozenset(
+    {"telemetry", "allocation", "runs", "teams", "checkpoints", "nodes", "reporting", "advice"}
+)
+
+
+def ingestion_settings(home: Path, provider: str) -> dict[str, object]:
+    """What loading ``provider``'s deliveries reads of ``<home>/gpuledger.toml``, as written: its ``[[sources]]`` and
+    every other section but those read only after ingestion (a team renamed reloads nothing); an unknown section
+    counts, so a section added later makes loads stale rather than skipped."""
+    path = home / CONFIG_FILE
+    data = _read_toml(path) if path.exists() else {}
+    sources = data.get("sources", [])
+    return {
+        **{key: value for key, value in data.items() if key not in _READ_AFTER_INGESTION | {"sources"}},
+        "sources": [s for s in sources if not isinstance(s, dict) or _source_provider(s) in (provider, None)]
+        if isinstance(sources, list)
+        else sources,
+    }
+
+
+def _source_provider(entry: dict[str, object]) -> str | None:
+    """The provider of a ``[[sources]]`` entry as written; None when its format is not one (invalid either way)."""
+    fmt = entry.get("format")
+    return FORMATS[fmt].provider.key if isinstance(fmt, str) and fmt in FORMATS else None
+
+
 def load_config(home: Path) -> Config:
     """Read and validate ``<home>/gpuledger.toml``; a missing file means no sources."""
     path = home / CONFIG_FILE

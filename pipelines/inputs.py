@@ -19,19 +19,19 @@ from gpuledger.chargeback.months import lifecycle_now
 from gpuledger.publish.snapshot import ANALYST_FILE, crash_leftovers, last_attempt
 from gpuledger.telemetry.ingest import source_files
 from gpuledger.warehouse.fingerprints import code_version, file_stats, files_under, fingerprint
-from models.config import CONFIG_FILE, Config
+from models.config import CONFIG_FILE, Config, ingestion_settings
 from models.delivery import Delivery
 
 INPUTS_TAG = "gpuledger/inputs"
 """The run tag holding the fingerprint of the inputs a run read."""
 
 
-def ingestion_inputs(
-    home: Path, config: Config, month: str, provider: str, deliveries: Sequence[Delivery], holds: object
-) -> str:
-    """A (billing month, provider) partition reads its deliveries' files and the holds a person accepted."""
+def ingestion_inputs(home: Path, month: str, provider: str, deliveries: Sequence[Delivery], holds: object) -> str:
+    """A (billing month, provider) partition reads its deliveries' files, the holds a person accepted, the code and
+    what loading the provider's deliveries reads of the configuration (``ingestion_settings``)."""
     files = [f for d in deliveries for f in (*d.files, *([d.manifest] if d.manifest else []))]
-    return fingerprint("focus_ingestion", month, provider, _home_inputs(home, config), file_stats(home, files), holds)
+    read = (code_version(), ingestion_settings(home, provider), _history_place(home), file_stats(home, files), holds)
+    return fingerprint("focus_ingestion", month, provider, *read)
 
 
 def month_holds(con: duckdb.DuckDBPyConnection, month: str) -> list[tuple[object, ...]]:
@@ -98,15 +98,19 @@ def instance_folder(home: Path) -> Path:
 
 def _home_inputs(home: Path, config: Config) -> object:
     """The code, the configuration and the files it names (reporting rates; the advice rate card, read into it):
-    what every partition reads besides its own data. With the run history outside the home, also the home's path:
-    homes sharing one ``$DAGSTER_HOME`` must not skip each other's work."""
+    what a month's split and the publish read besides their own data; and where the run history is."""
     toml = home / CONFIG_FILE
     rates = files_under(config.reporting.rates) if config.reporting.rates else []
-    history_inside = instance_folder(home).resolve().is_relative_to(home.resolve())
     return (
         code_version(),
         toml.read_bytes() if toml.exists() else b"",
         file_stats(home, rates),
         config.advice.rates,
-        None if history_inside else str(home.resolve()),
+        _history_place(home),
     )
+
+
+def _history_place(home: Path) -> str | None:
+    """With the run history outside the home, the home's path: homes sharing one ``$DAGSTER_HOME`` must not skip
+    each other's work; None when the history is the home's own (a moved home keeps its fingerprints)."""
+    return None if instance_folder(home).resolve().is_relative_to(home.resolve()) else str(home.resolve())

@@ -158,7 +158,7 @@ def _run(home: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
 
     def ingestion_on(con: duckdb.DuckDBPyConnection, month: str, provider: str) -> str:
         in_month = [d for d in deliveries[provider] if d.billing_period == month]
-        return ingestion_inputs(home, config, month, provider, in_month, month_holds(con, month))
+        return ingestion_inputs(home, month, provider, in_month, month_holds(con, month))
 
     def ingestion(month: str, provider: str) -> str:
         with closing(open_warehouse(home)) as con:

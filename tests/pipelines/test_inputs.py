@@ -30,7 +30,7 @@ def _home_with_a_delivery(home: Path) -> Path:
 
 
 def _ingestion(home: Path) -> str:
-    return ingestion_inputs(home, load_config(home), "2026-10", "focus", deliveries_for(home, "focus"), [])
+    return ingestion_inputs(home, "2026-10", "focus", deliveries_for(home, "focus"), [])
 
 
 def test_a_copied_home_has_its_fingerprints_unless_it_shares_its_run_history_with_others(
@@ -44,6 +44,32 @@ def test_a_copied_home_has_its_fingerprints_unless_it_shares_its_run_history_wit
     # one $DAGSTER_HOME for both: a run of one must not make the other skip (its warehouse may lack the delivery)
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "shared-dagster"))
     assert _ingestion(copy) != _ingestion(home)
+
+
+@pytest.mark.parametrize(
+    ("change", "reloads"),
+    [
+        ('[teams.accounts]\n"123" = "renamed-team"\n', False),
+        ('[allocation]\nidle_threshold = 0.2\n', False),
+        ('[reporting]\ncurrency = "EUR"\n', False),
+        ('[[sources]]\nname = "aws"\nformat = "aws-cur2"\npath = "aws"\n', False),  # another provider's
+        ('[[sources]]\nname = "oci"\nformat = "focus"\npath = "oci"\n', True),  # the provider's own
+        ("[ingest]\nstrict = true\n", True),
+        ('[months.close_after_days]\nfocus = 3\n', True),
+        ("[something_new]\nkey = 1\n", True),  # unknown: counted, a skip must never be wrong
+    ],
+)
+def test_a_load_is_stale_only_when_what_loading_reads_of_the_configuration_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str, reloads: bool
+):
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    home = _home_with_a_delivery(tmp_path / "home")
+    for folder in ("aws", "oci"):  # the export folders of the sources a change adds
+        (home / folder).mkdir()
+    before = _ingestion(home)
+    with (home / "gpuledger.toml").open("a", encoding="utf-8") as config:
+        config.write(change)
+    assert (_ingestion(home) != before) is reloads
 
 
 def test_a_rewritten_telemetry_file_makes_every_month_s_split_stale_and_a_moved_home_does_not(
