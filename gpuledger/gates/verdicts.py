@@ -9,6 +9,8 @@ from dataclasses import dataclass
 import duckdb
 
 from gpuledger.gates.checks import CheckResult, run_checks
+from gpuledger.warehouse.database import transaction
+from gpuledger.warehouse.fingerprints import code_version
 from gpuledger.warehouse.sqlfiles import load_sql, sql_files
 from models.billing_month import BillingMonth
 
@@ -58,10 +60,11 @@ def published_months(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 
 def publish_blockers(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Why the warehouse may not be published now; empty when every published delivery and month passes."""
+    """Why the warehouse may not be published now; empty when every published delivery and month passes. A delivery
+    whose rows and totals the gate passed before under this code (:func:`record_passed_deliveries`) is not checked
+    again: its verdict would be the same."""
     blockers = []
-    deliveries = [row[0] for row in con.execute("SELECT DISTINCT delivery_id FROM meta.slices ORDER BY 1").fetchall()]
-    for delivery_id in deliveries:
+    for delivery_id, _ in _unproven_deliveries(con):
         verdict = delivery_verdict(con, delivery_id)
         if verdict.failed_checks:
             blockers.append(f"delivery {delivery_id}: FOCUS checks {', '.join(r.check for r in verdict.failed_checks)}")
@@ -72,3 +75,27 @@ def publish_blockers(con: duckdb.DuckDBPyConnection) -> list[str]:
         if failures:
             blockers.append(f"billing month {month}: allocation audits {', '.join(sorted(failures))}")
     return blockers
+
+
+def record_passed_deliveries(con: duckdb.DuckDBPyConnection) -> None:
+    """Check each published delivery not passed under this code with its rows and totals as they are (new, edited, or
+    the code is new) and record the digest of each that passes (``meta.passed_delivery_digests``)."""
+    with transaction(con):
+        for delivery_id, digest in _unproven_deliveries(con):
+            if delivery_verdict(con, delivery_id).passed:
+                con.execute(
+                    "INSERT INTO meta.passed_delivery_digests VALUES ($id, $digest, $code, now())",
+                    {"id": delivery_id, "digest": digest, "code": code_version()},
+                )
+
+
+def _unproven_deliveries(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    """Published deliveries and their digests (``gates/delivery_digests.sql``) not passed under this code before."""
+    passed = set(
+        con.execute(
+            "SELECT delivery_id, digest FROM meta.passed_delivery_digests WHERE code_version = $code",
+            {"code": code_version()},
+        ).fetchall()
+    )
+    digests = con.execute(load_sql("gates/delivery_digests.sql")).fetchall()
+    return [(delivery_id, digest) for delivery_id, digest in digests if (delivery_id, digest) not in passed]

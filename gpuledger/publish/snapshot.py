@@ -32,7 +32,7 @@ import duckdb
 
 from connectors.ledger import write_atomically
 from gpuledger.advice.advise import published_advice_tables
-from gpuledger.gates.verdicts import publish_blockers
+from gpuledger.gates.verdicts import publish_blockers, record_passed_deliveries
 from gpuledger.publish import focus_1_3
 from gpuledger.warehouse.database import create_billing_month, transaction
 from gpuledger.warehouse.failpoints import failpoint
@@ -106,6 +106,7 @@ def publish(con: duckdb.DuckDBPyConnection, home: Path) -> PublishResult:
     target = home / ANALYST_FILE
     temp = home / f"{_TEMP_PREFIX}{uuid.uuid4().hex}.duckdb"
     warehouse = con.execute("SELECT current_database()").fetchone()[0]  # type: ignore[index]
+    record_passed_deliveries(con)  # apart: the copy's transaction writes the analyst file alone
     con.execute(  # ATTACH takes no parameters
         f"ATTACH {quote_literal(str(temp))} AS analyst (STORAGE_VERSION {quote_literal(ANALYST_STORAGE_VERSION)})"
     )

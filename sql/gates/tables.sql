@@ -57,3 +57,13 @@ CREATE TABLE IF NOT EXISTS meta.source_totals (
     billed_cost DECIMAL(38, 10) NOT NULL,
     effective_cost DECIMAL(38, 10) NOT NULL
 );
+
+-- The digests (gates/delivery_digests.sql) of published deliveries the delivery gate passed, under the code that
+-- checked them, appended by the publish gate: a verdict is a function of the rows, the totals and the code, so the
+-- gate checks again only a delivery whose digest it has not seen pass (an edited row changes the digest).
+CREATE TABLE IF NOT EXISTS meta.passed_delivery_digests (
+    delivery_id VARCHAR NOT NULL,
+    digest VARCHAR NOT NULL,
+    code_version VARCHAR NOT NULL,
+    passed_at TIMESTAMPTZ NOT NULL
+);

@@ -50,12 +50,12 @@ def test_a_copied_home_has_its_fingerprints_unless_it_shares_its_run_history_wit
     ("change", "reloads"),
     [
         ('[teams.accounts]\n"123" = "renamed-team"\n', False),
-        ('[allocation]\nidle_threshold = 0.2\n', False),
+        ("[allocation]\nidle_threshold = 0.2\n", False),
         ('[reporting]\ncurrency = "EUR"\n', False),
         ('[[sources]]\nname = "aws"\nformat = "aws-cur2"\npath = "aws"\n', False),  # another provider's
         ('[[sources]]\nname = "oci"\nformat = "focus"\npath = "oci"\n', True),  # the provider's own
         ("[ingest]\nstrict = true\n", True),
-        ('[months.close_after_days]\nfocus = 3\n', True),
+        ("[months.close_after_days]\nfocus = 3\n", True),
         ("[something_new]\nkey = 1\n", True),  # unknown: counted, a skip must never be wrong
     ],
 )

@@ -10,6 +10,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from gpuledger.gates import verdicts
+from gpuledger.gates.verdicts import delivery_verdict, publish_blockers, record_passed_deliveries
 from gpuledger.publish.snapshot import ANALYST_FILE, PUBLISHED_TABLES, PublishRefused, publish
 from gpuledger.warehouse.home import connect_warehouse, open_warehouse
 from pipelines.cli import main
@@ -72,6 +74,37 @@ def test_a_failed_check_publishes_nothing_and_keeps_the_old_file(demo_copy, caps
     assert "was refused; failed checks:" in out and "allocation audits cost_split_sums" in out
     # months as published (the demo issued October and published again)
     assert "2026-10  issued  2026-11-15" in out and "2026-11  open    2026-12-15" in out
+
+
+def test_the_gate_checks_again_only_a_delivery_whose_rows_or_code_changed_and_an_edited_row_is_refused(
+    demo_copy, monkeypatch
+):
+    checked = []
+
+    def counted(con, delivery_id):
+        checked.append(delivery_id)
+        return delivery_verdict(con, delivery_id)
+
+    monkeypatch.setattr(verdicts, "delivery_verdict", counted)
+    with closing(open_warehouse(demo_copy)) as con:
+        published = [row[0] for row in con.execute("SELECT DISTINCT delivery_id FROM meta.slices").fetchall()]
+        assert publish_blockers(con) == [] and checked == []  # the demo's publishes passed every delivery as it is
+        monkeypatch.setattr(verdicts, "code_version", lambda: "other code")
+        assert publish_blockers(con) == [] and sorted(checked) == sorted(published)  # new code: every one again
+        monkeypatch.undo()
+        monkeypatch.setattr(verdicts, "delivery_verdict", counted)
+        checked.clear()
+        edited, line_item = con.execute(
+            "SELECT x_DeliveryId, x_SourceLineItemId FROM focus.costs ORDER BY ALL LIMIT 1"
+        ).fetchone()
+        # a published row edited in place: a placeholder where a name was
+        con.execute(
+            "UPDATE focus.cost_rows SET ServiceName = 'NULL' WHERE x_DeliveryId = $d AND x_SourceLineItemId = $l",
+            {"d": edited, "l": line_item},
+        )
+        record_passed_deliveries(con)
+        assert checked == [edited]  # checked, failed, not recorded: the gate checks it again
+        assert publish_blockers(con) == [f"delivery {edited}: FOCUS checks focus_nullability"]
 
 
 def test_a_rerun_publishes_identical_tables_and_cleans_crash_leftovers(demo_copy):
