@@ -8,7 +8,6 @@ from __future__ import annotations
 import csv
 import errno
 import gzip
-import hashlib
 import io
 import json
 import os
@@ -26,6 +25,7 @@ import pytest
 from gpuledger.normalize.focus_passthrough import ADDED_IN
 from gpuledger.publish.snapshot import ANALYST_FILE, PUBLISHED_TABLES
 from gpuledger.warehouse.home import connect_warehouse, exclusive_run, open_warehouse
+from gpuledger.warehouse.sqlfiles import quote_ident, quote_literal
 from models.focus import FOCUS_COLUMN_NAMES
 from pipelines.cli import EXIT_HELD, main
 from tests.conftest import focus_snapshot, validate_warehouse
@@ -56,19 +56,35 @@ RECORDS_OF_THE_ATTEMPT = ("meta.deliveries", "meta.delivery_holds")
 """What a run that holds a delivery publishes anew: the held delivery and why; every other table stays."""
 
 
-def _published(home: Path, origin: Path, *, except_: tuple[str, ...] = ()) -> dict[str, str]:
-    """A hash of every published table of the analyst file, rows in a fixed order, with the paths of the home
-    (and of ``origin``, the demo home it was copied from) spelled alike."""
+def _published(home: Path, origin: Path, *, except_: tuple[str, ...] = ()) -> dict[str, tuple[object, ...]]:
+    """Rows and a hash of their contents of every published table of the analyst file (as the crash-safety suite's
+    fingerprints), with the paths of the home (and of ``origin``, the demo home it was copied from) spelled alike."""
     with duckdb.connect(str(home / ANALYST_FILE), read_only=True) as con:
-        # table names are the publisher's constants
-        tables = {t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in PUBLISHED_TABLES}
-    return {
-        table: hashlib.sha256(
-            repr(rows).replace(str(origin), "<home>").replace(str(home), "<home>").encode()
-        ).hexdigest()
-        for table, rows in tables.items()
-        if table not in except_
-    }
+        tables = [table for table in PUBLISHED_TABLES if table not in except_]
+        return {table: _paths_alike_fingerprint(con, table, origin, home) for table in tables}
+
+
+def _paths_alike_fingerprint(con: duckdb.DuckDBPyConnection, table: str, *homes: Path) -> tuple[object, ...]:
+    """Rows of ``table`` and the sum of their hashes, every text (and list of texts) with ``homes`` as ``<home>``."""
+    first, second = (quote_literal(str(home)) for home in homes)
+
+    def alike(text: str) -> str:
+        return f"replace(replace({text}, {first}, '<home>'), {second}, '<home>')"
+
+    columns = []
+    # table names are the publisher's constants, column names quoted
+    for name, data_type in con.execute(f"SELECT column_name, column_type FROM (DESCRIBE {table})").fetchall():
+        column = quote_ident(name)
+        if data_type == "VARCHAR":
+            columns.append(f"{alike(column)} AS {column}")
+        elif data_type == "VARCHAR[]":
+            columns.append(f"list_transform({column}, v -> {alike('v')}) AS {column}")
+        else:
+            columns.append(column)
+    rows = f"SELECT {', '.join(columns)} FROM {table}"
+    row = con.execute(f"SELECT count(*), sum(hash(t)::HUGEINT) FROM ({rows}) AS t").fetchone()
+    assert row is not None
+    return row
 
 
 def _loaded(home: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:

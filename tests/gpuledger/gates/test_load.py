@@ -8,6 +8,7 @@ from contextlib import closing
 from decimal import Decimal
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from connectors.aws.exports import discover_cur1
@@ -124,7 +125,7 @@ def test_rows_outside_the_manifest_period_are_refused(con, tmp_path):
     _deliver(report, "a1", rows)
     with pytest.raises(InputError, match="manifest"):
         load_delivery(con, discover_cur1(report)[0])
-    assert focus_snapshot(con) == []
+    assert focus_snapshot(con).num_rows == 0
 
 
 def test_failed_restatement_leaves_the_published_slice_intact(con, tmp_path):
@@ -219,7 +220,7 @@ def test_a_delivery_staged_a_part_per_file_has_the_rows_it_has_staged_whole(tmp_
             ).fetchone()
             assert parts == (1 if part_bytes is None else len(delivery.files), True)  # each part took its time
             seen[grouping] = (
-                con.execute("SELECT * EXCLUDE (x_IngestedAt) FROM focus.costs ORDER BY ALL").fetchall(),
+                focus_rows(con),
                 con.execute("SELECT change, rows FROM meta.delivery_repairs ORDER BY ALL").fetchall(),
                 result.slices,
             )
@@ -232,8 +233,8 @@ def test_a_delivery_staged_a_part_per_file_has_the_rows_it_has_staged_whole(tmp_
             stored = "SELECT view_name FROM duckdb_views() WHERE NOT temporary AND schema_name = 'main'"
             assert con.execute(stored).fetchall() == []
     assert seen["part-per-file"] == seen["whole"]
-    rows = seen["whole"][0]
-    assert len(rows) == len({row for row in rows})  # no row lost to another's identity, none twice
+    rows = [tuple(row.values()) for row in seen["whole"][0].to_pylist()]
+    assert len(rows) == len(set(rows))  # no row lost to another's identity, none twice
 
 
 def test_a_line_item_in_files_of_two_parts_is_refused_and_nothing_stays_staged(con, tmp_path):
@@ -263,8 +264,8 @@ def test_a_part_staged_again_replaces_what_its_earlier_attempt_committed(con, tm
     assert totals == (staged[2].source_totals,)
 
 
-def focus_rows(con) -> list[tuple[object, ...]]:
-    return con.execute("SELECT * EXCLUDE (x_IngestedAt) FROM focus.costs ORDER BY ALL").fetchall()
+def focus_rows(con) -> pa.Table:
+    return con.execute("SELECT * EXCLUDE (x_IngestedAt) FROM focus.costs ORDER BY ALL").to_arrow_table()
 
 
 @pytest.mark.parametrize("loss", ["part never staged", "rows vacuumed since"])

@@ -324,7 +324,7 @@ def test_bad_cost_names_file_row_and_column(con, tmp_path):
     with pytest.raises(InputError, match="'4OO' is not a decimal number") as error:
         load_delivery(con, Delivery("azure-focus", (file,)))
     assert (error.value.file, error.value.row, error.value.column) == (str(file), 4, "EffectiveCost")
-    assert focus_snapshot(con) == []
+    assert focus_snapshot(con).num_rows == 0
 
 
 def test_detects_focus_cost_exports(con, tmp_path):
