@@ -10,6 +10,7 @@ import duckdb
 import pytest
 
 from gpuledger.gates.load import load_delivery
+from gpuledger.warehouse import lake
 from gpuledger.warehouse.home import connect_warehouse, open_warehouse, warehouse_location
 from gpuledger.warehouse.lake import is_lake, load_extension, required_extensions
 from models.config import CONFIG_FILE, WarehouseConfig
@@ -63,6 +64,26 @@ def test_the_lake_extensions_load_from_their_pinned_packages():
             " ('ducklake', 'postgres_scanner', 'httpfs', 'aws') ORDER BY 1"
         ).fetchall()
     assert loaded == [("aws",), ("ducklake",), ("httpfs",), ("postgres_scanner",)]
+
+
+def test_an_extension_file_is_checked_once_per_process_and_again_when_it_changed(tmp_path, monkeypatch):
+    home = local_lake(tmp_path / "lake")
+    packaged = lake._packaged_extension("ducklake")
+    assert packaged is not None
+    monkeypatch.setattr(lake, "_SIGNATURE_CHECKED", {})
+    settings = "SELECT current_setting('allow_unsigned_extensions'), current_setting('autoload_known_extensions')"
+    with closing(connect_warehouse(home)) as first:
+        assert first.execute(settings).fetchone() == (False, False)  # DuckDB checks the file's signature
+    with closing(connect_warehouse(home)) as second:
+        assert second.execute(settings).fetchone() == (True, False)  # the file it checked, and nothing else
+    lake._SIGNATURE_CHECKED[packaged] = (0, 0, 0, 0)  # the file changed since (another inode, size or time)
+    with closing(connect_warehouse(home)) as third:
+        assert third.execute(settings).fetchone() == (False, False)
+    tampered = tmp_path / "ducklake.duckdb_extension"  # a file changed after it was hashed: DuckDB refuses it
+    tampered.write_bytes(packaged.read_bytes()[:-1] + b"\0")
+    monkeypatch.setattr(lake, "_packaged_extension", lambda name: tampered if name == "ducklake" else None)
+    with pytest.raises(duckdb.Error, match="signature"):
+        connect_warehouse(home)
 
 
 def test_a_home_with_a_local_lake_can_be_moved(tmp_path):
