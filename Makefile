@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 GPULEDGER_HOME ?= $(CURDIR)/.home
 export GPULEDGER_HOME
 
-.PHONY: check-install install demo ui test test-fast lint lock clean install-validator validate-focus lock-validator install-prometheus install-azurite install-pdf install-duckdb-1.4 install-postgres
+.PHONY: check-install install demo ui test test-needs test-fast lint lock clean install-validator validate-focus lock-validator install-prometheus install-azurite install-pdf install-duckdb-1.4 install-postgres
 VALIDATOR_VENV := .venv-validator
 
 install: $(VENV)/.installed
@@ -62,11 +62,21 @@ lint: install
 # tests are printed. Three workers: tests wait on subprocesses, servers and sensors, and with two the cores were idle
 # 9% of the run (docs/decisions/0023).
 PYTEST_ON_BOTH_CORES := -n 3 --dist loadgroup
-test: install install-validator install-prometheus install-azurite install-pdf install-duckdb-1.4 install-postgres lint
+# What the suites need, installed side by side (make -j: each waits only on what it names; on a fresh machine the
+# venvs, npm and apt-get mostly wait on the network); the apt-get ones one after the other, since dpkg takes one.
+TEST_NEEDS := install install-validator install-prometheus install-azurite install-pdf install-duckdb-1.4 install-postgres
+test-needs:
+	@$(MAKE) --no-print-directory -j4 $(TEST_NEEDS)
+install-postgres: install-pdf
+install-prometheus: install-postgres
+install-azurite: install-prometheus
+
+test: test-needs
+	@$(MAKE) --no-print-directory lint
 	$(BIN)/pytest $(PYTEST_ON_BOTH_CORES) --durations=30
 
 # The development loop, a few minutes: no test marked `slow`, the DuckDB file backend only.
-test-fast: install install-validator install-prometheus install-azurite install-pdf install-duckdb-1.4 install-postgres
+test-fast: test-needs
 	$(BIN)/pytest $(PYTEST_ON_BOTH_CORES) -m "not slow" --warehouse=file
 
 # A DuckDB 1.4 client, pinned and hashed, for the test that analysts' 1.4 clients open the published file
