@@ -20,6 +20,7 @@ from pathlib import Path
 
 import duckdb
 import polars as pl
+import pyarrow as pa
 import pytest
 
 from gpuledger.normalize.focus_passthrough import ADDED_IN
@@ -87,7 +88,7 @@ def _paths_alike_fingerprint(con: duckdb.DuckDBPyConnection, table: str, *homes:
     return row
 
 
-def _loaded(home: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+def _loaded(home: Path) -> tuple[pa.Table, list[tuple[object, ...]]]:
     """The warehouse's published FOCUS rows and slice owners."""
     with closing(open_warehouse(home)) as con:
         return focus_snapshot(con), con.execute(

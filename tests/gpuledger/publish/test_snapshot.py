@@ -88,13 +88,13 @@ def test_the_gate_checks_again_only_a_delivery_whose_rows_or_code_changed_and_an
         return delivery_verdict(con, delivery_id)
 
     monkeypatch.setattr(verdicts, "delivery_verdict", counted)
+    this_code = verdicts.code_version
     with closing(open_warehouse(demo_copy)) as con:
         published = [row[0] for row in con.execute("SELECT DISTINCT delivery_id FROM meta.slices").fetchall()]
         assert publish_blockers(con) == [] and checked == []  # the demo's publishes passed every delivery as it is
         monkeypatch.setattr(verdicts, "code_version", lambda: "other code")
         assert publish_blockers(con) == [] and sorted(checked) == sorted(published)  # new code: every one again
-        monkeypatch.undo()
-        monkeypatch.setattr(verdicts, "delivery_verdict", counted)
+        monkeypatch.setattr(verdicts, "code_version", this_code)
         checked.clear()
         edited, line_item = con.execute(
             "SELECT x_DeliveryId, x_SourceLineItemId FROM focus.costs ORDER BY ALL LIMIT 1"
