@@ -231,6 +231,10 @@ class IngestConfig:
     hold_closed_month_change: Decimal = Decimal("0.05")
     """Hold a restatement moving a closed month's slice total (billed or effective, per currency) by more than
     this share of it; the first delivery of a slice and small restatements go through."""
+    hold_open_month_change: Decimal = Decimal("0.5")
+    """Hold a delivery of an open month that shrinks a slice's money on the days already published to
+    (1 - this share) of it or less, or inflates it to 1 / (1 - this share) or more (0.5: halved or doubled), in any
+    currency."""
     hold_usage_outside_period: bool = True
     """Hold a delivery charging usage more than a month outside its billing period (corrections aside)."""
     supersedes: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -450,13 +454,15 @@ def _names(path: Path, where: str, value: object, column: str) -> tuple[str, ...
 
 
 _INGEST_SWITCHES = ("strict", "hold_empty_slice", "hold_usage_outside_period")
+_INGEST_SHARES = {"hold_closed_month_change": False, "hold_open_month_change": True}
+"""``[ingest]`` shares, and whether each must stay below 1."""
 
 
 def _ingest(path: Path, table: object, sources: list[SourceConfig]) -> IngestConfig:
     """``[ingest]``: the contract's switches and hold threshold; ``supersedes`` comes from ``[[sources]]``."""
     if not isinstance(table, dict):
         raise InputError(path, "[ingest] must be a table", column="ingest")
-    unknown = sorted(set(table) - {*_INGEST_SWITCHES, "hold_closed_month_change"})
+    unknown = sorted(set(table) - {*_INGEST_SWITCHES, *_INGEST_SHARES})
     if unknown:
         raise InputError(path, f"[ingest]: unknown key(s) {unknown}", column=f"ingest.{unknown[0]}")
     switches = {}
@@ -465,20 +471,25 @@ def _ingest(path: Path, table: object, sources: list[SourceConfig]) -> IngestCon
         if not isinstance(value, bool):
             raise InputError(path, f"[ingest] {key} must be true or false", column=f"ingest.{key}")
         switches[key] = value
-    share = table.get("hold_closed_month_change", IngestConfig.hold_closed_month_change)
-    try:
-        if isinstance(share, bool):
-            raise InvalidOperation
-        share = Decimal(str(share))
-    except InvalidOperation:
-        share = Decimal(-1)
-    if not share >= 0:
-        raise InputError(
-            path, "[ingest] hold_closed_month_change must be a share >= 0", column="ingest.hold_closed_month_change"
-        )
+    shares = {key: _share(path, table, key, below_one) for key, below_one in _INGEST_SHARES.items()}
     # a superseded source may be gone from the file already (the migration is done): any name goes
     supersedes = {s.name: s.supersedes for s in sources if s.supersedes}
-    return IngestConfig(**switches, hold_closed_month_change=share, supersedes=supersedes)
+    return IngestConfig(**switches, **shares, supersedes=supersedes)
+
+
+def _share(path: Path, table: dict[str, object], key: str, below_one: bool) -> Decimal:
+    """An ``[ingest]`` share: a number >= 0 (and < 1 where its complement divides)."""
+    value = table.get(key, getattr(IngestConfig, key))
+    try:
+        if isinstance(value, bool):
+            raise InvalidOperation
+        share = Decimal(str(value))
+    except InvalidOperation:
+        share = Decimal(-1)
+    if not (share >= 0 and (share < 1 or not below_one)):
+        bound = "between 0 and 1 (excluded)" if below_one else ">= 0"
+        raise InputError(path, f"[ingest] {key} must be a share {bound}", column=f"ingest.{key}")
+    return share
 
 
 def _remote(

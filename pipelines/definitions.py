@@ -137,8 +137,9 @@ FOCUS_CHECKS = [  # the gates: a failed ERROR check stops what depends on the sl
     AssetCheckSpec(
         "held_deliveries",
         asset=FOCUS_KEY,
-        description="No delivery is held for review: one that would empty a slice, move a closed month by more "
-        "than [ingest] hold_closed_month_change or charge usage far outside its period waits for "
+        description="No delivery is held for review: one that would empty a slice, halve or double an open month's "
+        "money ([ingest] hold_open_month_change), move a closed month by more than [ingest] "
+        "hold_closed_month_change or charge usage far outside its period waits for "
         "`gpuledger accept` (its slices keep what was published).",
     ),
 ]

@@ -10,7 +10,8 @@ Strict where money is at stake, checked on every delivery of every format, in th
   it came from, and is never replaced by an older version of itself.
 
 A delivery that passes all of that can still be implausible; :func:`hold_reasons` says why it should wait for a
-person (``gpuledger accept``): it empties a slice that has charges, moves a closed month by more than
+person (``gpuledger accept``): it empties a slice that has charges, shrinks or inflates an open month's money on the
+days already published beyond ``[ingest] hold_open_month_change``, moves a closed month by more than
 ``[ingest] hold_closed_month_change``, or charges usage far outside its billing period.
 """
 
@@ -30,7 +31,7 @@ from models.errors import InputError
 SliceKey = tuple[str, str, dt.datetime]
 """(ProviderName, BillingAccountId, BillingPeriodStart)."""
 
-HOLD_CHECKS = ("empty_slice", "closed_month_change", "usage_outside_period")
+HOLD_CHECKS = ("empty_slice", "open_month_change", "closed_month_change", "usage_outside_period")
 """The hold rules, each a query in ``sql/gates/holds/<name>.sql`` returning the slices it holds and why."""
 
 
@@ -109,6 +110,7 @@ def hold_reasons(con: duckdb.DuckDBPyConnection, delivery_id: str, rules: Ingest
     """The hold rules the staged delivery breaks against what is published now (empty: publish it)."""
     enabled = {
         "empty_slice": rules.hold_empty_slice,
+        "open_month_change": True,
         "closed_month_change": True,
         "usage_outside_period": rules.hold_usage_outside_period,
     }
@@ -119,6 +121,8 @@ def hold_reasons(con: duckdb.DuckDBPyConnection, delivery_id: str, rules: Ingest
         params: dict[str, object] = {"id": delivery_id}
         if name == "closed_month_change":
             params["share"] = rules.hold_closed_month_change
+        elif name == "open_month_change":
+            params["share"] = rules.hold_open_month_change
         for provider, account, month, detail in con.execute(load_sql(f"gates/holds/{name}.sql"), params).fetchall():
             holds.append(Hold(name, str(provider), str(account), str(month), str(detail)))
     return holds

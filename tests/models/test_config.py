@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -145,3 +146,25 @@ def test_the_environment_names_the_lake_where_the_file_does_not(home, monkeypatc
     )
     (home / "gpuledger.toml").write_text('[warehouse]\ndata_path = "files"\n', encoding="utf-8")  # the file wins
     assert load_warehouse_config(home).data_path == f"{home}/files"
+
+
+@pytest.mark.parametrize(
+    ("table", "column"),
+    [
+        ("hold_open_month_change = 1\n", "ingest.hold_open_month_change"),  # its complement divides
+        ("hold_open_month_change = -0.1\n", "ingest.hold_open_month_change"),
+        ('hold_closed_month_change = "5%"\n', "ingest.hold_closed_month_change"),
+        ("hold_open_month = 0.5\n", "ingest.hold_open_month"),
+    ],
+)
+def test_ingest_mistakes_name_the_key(home, table, column):
+    (home / "gpuledger.toml").write_text(f"[ingest]\n{table}", encoding="utf-8")
+    with pytest.raises(InputError) as error:
+        load_config(home)
+    assert error.value.column == column
+
+
+def test_ingest_shares_read_as_decimals(home):
+    (home / "gpuledger.toml").write_text("[ingest]\nhold_open_month_change = 0.25\n", encoding="utf-8")
+    rules = load_config(home).ingest
+    assert (rules.hold_open_month_change, rules.hold_closed_month_change) == (Decimal("0.25"), Decimal("0.05"))

@@ -161,6 +161,46 @@ def test_a_header_only_cur1_assembly_is_held(demo_copy, capsys):
     assert _loaded(demo_copy) == before
 
 
+def _keep_one_line_item(line_item_type: str) -> object:
+    """A change keeping only the first line item of ``line_item_type``."""
+
+    def change(rows: list[list[str]]) -> None:
+        column = rows[0].index("lineItem/LineItemType")
+        rows[1:] = [next(row for row in rows[1:] if row[column] == line_item_type)]
+
+    return change
+
+
+@pytest.mark.parametrize("line_item_type", ["DiscountedUsage", "Tax"])
+def test_an_open_month_delivery_shrinking_a_slice_s_money_is_held(demo_copy, demo_home, line_item_type):
+    """One line billing $0 (reservation-covered usage) or one tax line would replace 1,606 charged rows of an open
+    month: the row count is not the money."""
+    before = _published(demo_copy, demo_home, except_=RECORDS_OF_THE_ATTEMPT)
+    november = _total(demo_copy, CUR1_PAYER, "2026-11")
+    _rewrite_csv_gz(_cur1_part(demo_copy), _keep_one_line_item(line_item_type))
+    held = _run(demo_copy, "run")
+    assert held.returncode == EXIT_HELD, held.stderr
+    assert f"open_month_change AWS {CUR1_PAYER} 2026-11: shrinks the open month's money" in held.stdout
+    assert _published(demo_copy, demo_home, except_=RECORDS_OF_THE_ATTEMPT) == before
+    assert _total(demo_copy, CUR1_PAYER, "2026-11") == november
+
+
+def test_an_open_month_delivery_doubling_a_slice_s_money_is_held(demo_copy, demo_home):
+    """Every line item of a CUR 1 month listed again under new ids: the month-to-date export never multiplies the
+    days it already delivered."""
+    before = _published(demo_copy, demo_home, except_=RECORDS_OF_THE_ATTEMPT)
+
+    def twice(rows: list[list[str]]) -> None:
+        column = rows[0].index("identity/LineItemId")
+        rows.extend([*row[:column], row[column] + "x", *row[column + 1 :]] for row in rows[1:])
+
+    _rewrite_csv_gz(_cur1_part(demo_copy), twice)
+    held = _run(demo_copy, "run")
+    assert held.returncode == EXIT_HELD, held.stderr
+    assert f"open_month_change AWS {CUR1_PAYER} 2026-11: inflates the open month's money" in held.stdout
+    assert _published(demo_copy, demo_home, except_=RECORDS_OF_THE_ATTEMPT) == before
+
+
 # 2. A slice belongs to the source that delivered it.
 
 
