@@ -667,10 +667,12 @@ def _check_rows_match_manifest(
 def _refuse_duplicate_line_items(
     con: duckdb.DuckDBPyConnection, delivery: Delivery, model: FormatModel, delivery_id: str, parts: int
 ) -> None:
-    """A delivery lists each line item once: a repeated identity (a part copied, rows doubled) would count twice.
+    """A delivery lists each line item once, under an id: a line item without one could not be told from its
+    repeats, and a repeated identity (a part copied, rows doubled, the id in other letters) would count twice.
     Each part's source totals count its repeats; a line item in files of two parts has FOCUS rows in both."""
     if not model.line_item_identity:
         return
+    _refuse_missing_line_item_ids(con, model, delivery_id)
     row = con.execute(
         "SELECT coalesce(sum(duplicate_line_items), 0) FROM meta.source_totals WHERE delivery_id = $id",
         {"id": delivery_id},
@@ -685,22 +687,22 @@ def _refuse_duplicate_line_items(
     raw_columns = read_raw(con, [delivery.files[0]]).columns
     key, interval = model.line_item_identity
     columns = {alias: str(aws_cur.source_column(raw_columns, name)) for alias, name in (("k", key), ("t", interval))}
-    rule = "a delivery lists each line item once"
+    rule = "a delivery lists each line item once (ids in any letter case are one id)"
     for file in delivery.files:  # the common case: rows repeated within one file
-        if repeat := first_repeat(con, file, columns):
+        if repeat := first_repeat(con, file, columns, fold_case=("k",)):
             number, first, (line_item, interval) = repeat
             message = f"line item {line_item} ({interval}) repeats row {first}: {rule}"
             raise InputError(file, message, row=number, column=columns["k"])
     line_item, time_interval, count = con.execute(  # type: ignore[misc]
         # canonical column names of the format model and the reader's view name: constants, never input
-        f"SELECT {key}, {interval}, count(*) FROM {aws_cur.SOURCE_VIEW} GROUP BY ALL HAVING count(*) > 1"  # noqa: S608
-        " ORDER BY 3 DESC, 1, 2 LIMIT 1"
+        f"SELECT lower({key}), {interval}, count(*) FROM {aws_cur.SOURCE_VIEW} GROUP BY ALL"  # noqa: S608
+        " HAVING count(*) > 1 ORDER BY 3 DESC, 1, 2 LIMIT 1"
     ).fetchone()
     places = [
         (file, number)
         for file in delivery.files
         for number, _ in matching_rows(
-            con, file, columns, "k = $k AND t IS NOT DISTINCT FROM $t", {"k": line_item, "t": time_interval}
+            con, file, columns, "lower(k) = $k AND t IS NOT DISTINCT FROM $t", {"k": line_item, "t": time_interval}
         )
     ]
     where = "; ".join(f"{file} row {number}" for file, number in places)
@@ -709,6 +711,27 @@ def _refuse_duplicate_line_items(
         f"line item {line_item} ({time_interval}) is listed {count:,} times across the files ({where}): {rule}",
         row=places[-1][1] if places else None,
         column=columns["k"],
+    )
+
+
+def _refuse_missing_line_item_ids(con: duckdb.DuckDBPyConnection, model: FormatModel, delivery_id: str) -> None:
+    """Every line item of a format with ids has one (identity is never repaired): name the first without."""
+    found = con.execute(
+        "SELECT x_SourceFile, count(*) OVER () FROM focus.cost_rows WHERE x_DeliveryId = $id"
+        " AND x_SourceLineItemId IS NULL ORDER BY x_SourceFile LIMIT 1",
+        {"id": delivery_id},
+    ).fetchone()
+    if found is None:
+        return
+    file, count = Path(found[0]), int(found[1])
+    header = str(aws_cur.source_column(read_raw(con, [file]).columns, model.line_item_identity[0]))
+    empty = matching_rows(con, file, {"k": header}, "nullif(trim(k), '') IS NULL")
+    raise InputError(
+        file,
+        f"the line item has no id ({count:,} FOCUS row(s) of the delivery lack one): a line item without an id"
+        " cannot be told from its repeats",
+        row=empty[0][0] if empty else None,
+        column=header,
     )
 
 

@@ -16,7 +16,7 @@ import hashlib
 import re
 import threading
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -374,15 +374,16 @@ def first_bad_row(
 
 
 def first_repeat(
-    con: duckdb.DuckDBPyConnection, file: Path, columns: dict[str, str]
+    con: duckdb.DuckDBPyConnection, file: Path, columns: dict[str, str], *, fold_case: Collection[str] = ()
 ) -> tuple[int, int, tuple[str, ...]] | None:
-    """The first row of ``file`` repeating an earlier row's values of ``columns`` (alias -> header): its number,
-    the earlier row's, and the values."""
+    """The first row of ``file`` repeating an earlier row's values of ``columns`` (alias -> header), the aliases
+    in ``fold_case`` compared in lower case: its number, the earlier row's, and the values."""
+    keys = ", ".join(f"lower({quote_ident(a)})" if a in fold_case else quote_ident(a) for a in columns)
     aliases = ", ".join(quote_ident(alias) for alias in columns)
     numbered = (
         # the caller's aliases and the file's header names, quoted
-        f"SELECT rn, {aliases}, min(rn) OVER (PARTITION BY {aliases}) AS first_rn,"  # noqa: S608
-        f" row_number() OVER (PARTITION BY {aliases} ORDER BY rn) AS copy FROM ({_numbered_rows(file, columns)})"
+        f"SELECT rn, {aliases}, min(rn) OVER (PARTITION BY {keys}) AS first_rn,"  # noqa: S608
+        f" row_number() OVER (PARTITION BY {keys} ORDER BY rn) AS copy FROM ({_numbered_rows(file, columns)})"
     )
     values = ", ".join(f"CAST({quote_ident(alias)} AS VARCHAR)" for alias in columns)
     # the caller's aliases, quoted

@@ -1,9 +1,10 @@
 -- Source-side totals of one AWS CUR delivery, straight from its line items: billed = sum of
 -- lineItem/UnblendedCost (the invoice), amortized = the CID summary-view formula per line item type.
 -- The loader compares them with sum(BilledCost) / sum(EffectiveCost) of the FOCUS rows it wrote, and refuses a
--- delivery listing a line item twice: identity/LineItemId + identity/TimeInterval is unique within a delivery.
+-- delivery listing a line item twice: identity/LineItemId (in any letter case) + identity/TimeInterval is unique
+-- within a delivery.
 WITH line_items AS (
-    SELECT *, identity_line_item_id || '@' || coalesce(identity_time_interval, '') AS line_item_identity
+    SELECT *, lower(identity_line_item_id) || '@' || coalesce(identity_time_interval, '') AS line_item_identity
     FROM aws_cur_src
 )
 

@@ -325,9 +325,27 @@ def _copy_one_line_item_many_times(home: Path) -> None:
     _rewrite_csv_gz(_cur1_part(home), lambda rows: rows.extend([rows[5]] * 2000))
 
 
+def _empty_one_line_item_id(home: Path) -> None:
+    def change(rows: list[list[str]]) -> None:
+        rows[5][rows[0].index("identity/LineItemId")] = ""
+        rows.append(rows[5])
+
+    _rewrite_csv_gz(_cur1_part(home), change)
+
+
+def _repeat_one_line_item_in_capitals(home: Path) -> None:
+    def change(rows: list[list[str]]) -> None:
+        column = rows[0].index("identity/LineItemId")
+        rows.append([*rows[5][:column], rows[5][column].upper(), *rows[5][column + 1 :]])
+
+    _rewrite_csv_gz(_cur1_part(home), change)
+
+
 @pytest.mark.parametrize(
     ("change", "message", "row"),
     [
+        (_empty_one_line_item_id, "the line item has no id", 5),
+        (_repeat_one_line_item_in_capitals, "repeats row 5: a delivery lists each line item once", None),
         (_list_cur1_file_twice, "the delivery lists this file twice", None),
         (_copy_cur1_file_under_another_name, "has the same bytes as", None),
         (_duplicate_every_row, "repeats row 1: a delivery lists each line item once", 2),
@@ -592,6 +610,16 @@ def test_lossy_money_and_a_two_month_billing_period_are_refused(demo_copy, capsy
     before = _loaded(demo_copy)
     code, _, err = _cli(capsys, "import", demo_copy / CUR2, "--home", demo_copy)
     assert code == 1 and message in _one_line_error(err)
+    assert _loaded(demo_copy) == before
+
+
+def test_a_cur2_line_item_without_an_id_is_refused(demo_copy, capsys):
+    """Two CUR 2.0 line items with a NULL id loaded twice (+63.30): an id is identity, never repaired."""
+    _rewrite_parquet(_cur2_part(demo_copy), "CASE WHEN rn >= 3 THEN identity_line_item_id END AS identity_line_item_id")
+    before = _loaded(demo_copy)
+    code, _, err = _cli(capsys, "import", demo_copy / CUR2, "--home", demo_copy)
+    assert code == 1
+    assert "row 1, column 'identity_line_item_id': the line item has no id" in _one_line_error(err)
     assert _loaded(demo_copy) == before
 
 
