@@ -24,7 +24,7 @@ from pathlib import Path
 import duckdb
 
 from gpuledger.allocation.allocate import gpu_cost_without_telemetry
-from gpuledger.gates.load import LoadResult, SliceTotal, accept_delivery, held_deliveries, load_delivery
+from gpuledger.gates.load import LoadResult, SliceTotal, held_deliveries, load_delivery, publish_accepted
 from gpuledger.gates.vacuum import DEFAULT_LEASE, vacuum
 from gpuledger.publish.focus_1_3 import EXPORT_VIEW, Dataset, stage_export
 from gpuledger.reports.report import Report, report_month
@@ -416,7 +416,9 @@ def _run(args: argparse.Namespace, home: Path | None = None) -> int:
         print(f"  savings:    {_hint(home, 'advise', '--month', max(row[0] for row in teams))}")
     print(f"  Dagster run history: {instance_folder(home)}")
     _print_held(outcome.held, home)
-    return EXIT_HELD if outcome.held else 0
+    for reason in (*outcome.unsynced, *outcome.refused):  # last: the lines a person or cron reads first
+        print(f"gpuledger: error: {reason}", file=sys.stderr)
+    return 1 if outcome.refused or outcome.unsynced else EXIT_HELD if outcome.held else 0
 
 
 def _gpu_cost_without_telemetry(con: duckdb.DuckDBPyConnection, config: Config) -> list[str]:
@@ -624,6 +626,12 @@ def _status(args: argparse.Namespace) -> int:
             if run.get("log"):
                 print(f"  Dagster's log of the run: {run['log']}")
             status = 1
+        for reason in run.get("unsynced", []):  # the rest of the run went on without these
+            print(f"  {reason}")
+            status = 1
+        for reason in run.get("refused", []):
+            print(f"  refused, not loaded: {reason}")
+            status = 1
         if held is None:  # the warehouse is busy: what the last run held
             held = run.get("held") or {}
     if held:
@@ -724,11 +732,16 @@ def _vacuum(args: argparse.Namespace) -> int:
 
 
 def _accept(args: argparse.Namespace) -> int:
+    """Publish each accepted delivery's staged rows here (an imported one is in no configured source a run would
+    find), then run the pipeline on what is published."""
     home = _existing_home(args, WAREHOUSE_FILE, CONFIG_FILE)
+    rules = load_config(home).ingest
     with exclusive_run(home), closing(open_warehouse(home)) as con:
         for delivery_id in args.deliveries:
-            for hold in accept_delivery(con, delivery_id):
+            holds, result = publish_accepted(con, delivery_id, rules)
+            for hold in holds:
                 print(f"accepted {delivery_id}: {hold.describe()}")
+            _print_load(result, home)
     return _run(args, home)
 
 

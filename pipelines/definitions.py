@@ -9,6 +9,7 @@ months (docs/decisions/0014).
 
 import json
 import re
+import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import closing
 from datetime import UTC, datetime
@@ -71,6 +72,7 @@ from gpuledger.advice.advise import advise
 from gpuledger.chargeback.months import issue_month, lifecycle_now, refreshable_months, update_months
 from gpuledger.gates.freshness import STALE_AFTER_HOURS, stale_sources
 from gpuledger.gates.load import Part, PlannedLoad, SliceTotal, StagedPart
+from gpuledger.gates.refusals import Refusal, standing_refusals
 from gpuledger.gates.vacuum import vacuum
 from gpuledger.gates.verdicts import delivery_verdict, month_failures
 from gpuledger.publish.snapshot import publish
@@ -142,6 +144,13 @@ FOCUS_CHECKS = [  # the gates: a failed ERROR check stops what depends on the sl
         "hold_closed_month_change or charge usage far outside its period waits for "
         "`gpuledger accept` (its slices keep what was published).",
     ),
+    AssetCheckSpec(
+        "refused_deliveries",
+        asset=FOCUS_KEY,
+        description="No delivery of the partition stands refused (bad money, keys or identity; an older version "
+        "than the loaded one): a refused delivery is not loaded, its slices keep what was published, and the rest "
+        "of the run goes on.",
+    ),
 ]
 
 
@@ -160,7 +169,8 @@ def plan_deliveries(
     month, provider = _ingestion_partition(context)
     home = warehouse.resolved_home()
     with closing(open_warehouse(home)) as con:
-        planned = plan_month(con, home, provider, month)
+        planned, refused = plan_month(con, home, provider, month)
+    _log_refusals(context, refused)
     yield Output(planned, "loads")
     for number, load in enumerate(planned if warehouse.part_steps else [], start=1):
         for part in load.parts if len(load.parts) > 1 else ():  # one part: staged where it is published
@@ -183,9 +193,12 @@ def publish_deliveries(
     month, provider = _ingestion_partition(context)
     home = warehouse.resolved_home()
     with closing(open_warehouse(home)) as con:
-        loaded = finish_month(con, home, loads, (lambda _: staged) if warehouse.part_steps else part_staging(home)[1])
+        stager = (lambda _: staged) if warehouse.part_steps else part_staging(home)[1]
+        loaded, refused = finish_month(con, home, (provider, month), loads, stager)
         # the verdict each load's audit reached on the rows it staged; checked here only what this run did not stage
         verdicts = [load.verdict or delivery_verdict(con, load.delivery_id) for load in loaded]
+        standing = [refusal.reason for refusal in standing_refusals(con, provider, month)]
+    _log_refusals(context, refused)
     check_failures = {result.check: result.violations for v in verdicts for result in v.failed_checks}
     unreconciled = [v.delivery_id for v in verdicts if v.mismatches]
     slices = [s for load in loaded if not load.held for s in load.slices]
@@ -211,6 +224,7 @@ def publish_deliveries(
         "focus_conformance": {"failed_checks": check_failures},
         "source_reconciliation": {"unreconciled_deliveries": unreconciled},
         "held_deliveries": {"held": held},
+        "refused_deliveries": {"refused": standing},
     }
     for spec in FOCUS_CHECKS:
         found = findings[spec.name]
@@ -221,6 +235,13 @@ def publish_deliveries(
             severity=AssetCheckSeverity.ERROR if spec.blocking else AssetCheckSeverity.WARN,
             metadata=found,
         )
+
+
+def _log_refusals(context: OpExecutionContext, refused: Sequence[Refusal]) -> None:
+    """Each refusal in the run's log with the traceback of the error (the console shows its one line)."""
+    for refusal in refused:
+        trace = "".join(traceback.format_exception(refusal.error)) if refusal.error else ""
+        context.log.error(f"refused {refusal.delivery}: {refusal.reason}\n{trace}")
 
 
 def focus_costs_asset(sources: Sequence[AssetKey]) -> AssetsDefinition:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import logging
 import multiprocessing
 import re
 from collections.abc import Callable, Sequence
@@ -17,6 +18,7 @@ from connectors.aws import exports
 from connectors.azure import exports as azure_exports
 from connectors.gcp import exports as gcp_exports
 from gpuledger.allocation.allocate import AllocationResult, allocate_month
+from gpuledger.gates.contract import OlderDelivery
 from gpuledger.gates.load import (
     LoadResult,
     Part,
@@ -27,14 +29,17 @@ from gpuledger.gates.load import (
     plan_load,
     stage_part,
 )
+from gpuledger.gates.refusals import Refusal, replace_refusals
 from gpuledger.normalize import gcp_billing
 from gpuledger.normalize.detect import detect_format
 from gpuledger.telemetry.ingest import TelemetryLoad, ingest_telemetry
 from gpuledger.warehouse.home import connect_warehouse
 from models.config import SourceConfig, load_config, load_warehouse_config
 from models.delivery import Delivery
-from models.errors import InputError
+from models.errors import InputError, ReconciliationError
 from models.formats import FORMATS, Layout
+
+log = logging.getLogger(__name__)
 
 _TABLE_SUFFIXES = (".csv", ".csv.gz", ".parquet")
 # A folder of a configured source's files names its billing month: 2026-11, 202611, BILLING_PERIOD=2026-11,
@@ -172,22 +177,71 @@ def deliveries_for(home: Path, provider: str | None = None, month: str | None = 
 
 
 def load_month(con: duckdb.DuckDBPyConnection, home: Path, provider: str, month: str) -> list[LoadResult]:
-    """Load the newest delivery of every source for one (provider, billing month) partition."""
-    return finish_month(con, home, plan_month(con, home, provider, month), part_staging(home)[1])
+    """Load the newest delivery of every source for one (provider, billing month) partition; raise the first
+    refusal."""
+    planned, refused = plan_month(con, home, provider, month)
+    loaded, refused_later = finish_month(con, home, (provider, month), planned, part_staging(home)[1])
+    for refusal in (*refused, *refused_later):
+        raise refusal.error or InputError(refusal.delivery, refusal.reason)
+    return loaded
 
 
-def plan_month(con: duckdb.DuckDBPyConnection, home: Path, provider: str, month: str) -> list[PlannedLoad]:
-    """What loading the (provider, billing month) partition does, delivery by delivery (``plan_load``)."""
+_REFUSALS = (InputError, ReconciliationError)
+"""What a delivery's own content or place causes: it refuses that delivery, never the partition's others."""
+
+
+def plan_month(
+    con: duckdb.DuckDBPyConnection, home: Path, provider: str, month: str
+) -> tuple[list[PlannedLoad], list[Refusal]]:
+    """What loading the (provider, billing month) partition does, delivery by delivery (``plan_load``), and the
+    deliveries (or sources' folders) refused already; these become the partition's standing refusals."""
     part_bytes, _ = part_staging(home)
-    return [plan_load(con, delivery, part_bytes) for delivery in deliveries_for(home, provider, month)]
+    planned: list[PlannedLoad] = []
+    refused: list[Refusal] = []
+    for source in load_config(home).sources:
+        if source.provider != provider:
+            continue
+        try:
+            deliveries = [d for d in discover(source) if d.billing_period == month]
+        except _REFUSALS as exc:
+            refused.append(Refusal(source.name, str(source.path), str(exc), exc))
+            continue
+        for delivery in deliveries:
+            try:
+                planned.append(plan_load(con, delivery, part_bytes))
+            except _REFUSALS as exc:
+                refused.append(_refusal(delivery, exc))
+    replace_refusals(con, provider, month, refused)
+    return planned, refused
 
 
 def finish_month(
-    con: duckdb.DuckDBPyConnection, home: Path, planned: Sequence[PlannedLoad], stager: PartStager | None
-) -> list[LoadResult]:
-    """The partition's planned loads done in order (``finish_load``), their parts staged by ``stager``."""
+    con: duckdb.DuckDBPyConnection,
+    home: Path,
+    partition: tuple[str, str],
+    planned: Sequence[PlannedLoad],
+    stager: PartStager | None,
+) -> tuple[list[LoadResult], list[Refusal]]:
+    """The (provider, billing month) ``partition``'s planned loads done in order (``finish_load``), their parts
+    staged by ``stager``; a refused load is added to the partition's standing refusals and the next one goes on."""
     rules = load_config(home).ingest
-    return [finish_load(con, load, rules, stager) for load in planned]
+    loaded: list[LoadResult] = []
+    refused: list[Refusal] = []
+    for load in planned:
+        try:
+            loaded.append(finish_load(con, load, rules, stager))
+        except OlderDelivery as exc:
+            log.info("passed over: %s", exc)
+        except _REFUSALS as exc:
+            refused.append(_refusal(load.delivery, exc))
+    if refused:
+        replace_refusals(con, *partition, refused, keep=True)
+    return loaded, refused
+
+
+def _refusal(delivery: Delivery, exc: Exception) -> Refusal:
+    where = delivery.manifest or (delivery.files[0] if delivery.files else delivery.root)
+    return Refusal(delivery.source_name, str(where), str(exc), exc)
 
 
 def part_staging(home: Path) -> tuple[int, PartStager | None]:

@@ -38,11 +38,12 @@ from dagster import (
 from connectors.ledger import write_atomically
 from connectors.sync import remote_sources, sync_source
 from gpuledger.gates.load import held_deliveries
+from gpuledger.gates.refusals import standing_refusals
 from gpuledger.gates.verdicts import published_months
 from gpuledger.reports.report import Report
 from gpuledger.warehouse.home import exclusive_run, open_warehouse
 from models.config import load_config, load_warehouse_config
-from models.errors import GpuledgerError
+from models.errors import GpuledgerError, RemoteError
 from models.formats import PROVIDERS
 from pipelines.batches import (
     ALLOCATION_JOB,
@@ -89,6 +90,10 @@ class RunOutcome:
     """Deliveries held for ``gpuledger accept``, with why."""
     skipped: list[tuple[str, str]]
     """(month, provider, "allocation" or "publishing") not run: a successful run had read the same inputs."""
+    refused: list[str]
+    """Why each delivery that stands refused was: the rest of the run went on without it."""
+    unsynced: list[str]
+    """Remote sources the run could not sync, and why: it went on with what each had landed before."""
 
 
 # The top-level dagster.yaml, shipped in the package through the pipelines/dagster.yaml link.
@@ -121,15 +126,17 @@ def run_pipeline(home: Path) -> RunOutcome:
     with exclusive_run(home):
         started = _now()
         try:
-            partitions, skipped = _run(home)
+            partitions, skipped, unsynced = _run(home)
         except GpuledgerError as exc:
             log = getattr(exc, "log", None)
             _record_run(home, started, "failed", error=str(exc), log=str(log) if log else None)
             raise
         with closing(open_warehouse(home)) as con:
             held = {delivery: [h.describe() for h in holds] for delivery, holds in held_deliveries(con).items()}
-        _record_run(home, started, "held" if held else "ok", held=held)
-        return RunOutcome(partitions, held, skipped)
+            refused = [refusal.reason for refusal in standing_refusals(con)]
+        outcome = "refused" if refused or unsynced else "held" if held else "ok"
+        _record_run(home, started, outcome, held=held, refused=refused, unsynced=unsynced)
+        return RunOutcome(partitions, held, skipped, refused, unsynced)
 
 
 def last_run(home: Path) -> dict[str, Any] | None:
@@ -147,12 +154,17 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
-def _run(home: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """The nightly run; returns the partitions run and those skipped because their inputs had not changed."""
+def _run(home: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[str]]:
+    """The nightly run; returns the partitions run, those skipped because their inputs had not changed, and the
+    remote sources that could not be synced (the run goes on with what each landed before)."""
     config = load_config(home)
+    unsynced = []
     for source in remote_sources(config.sources):
         _starting(f"syncing {source.name}")
-        sync_source(source)
+        try:
+            sync_source(source)
+        except RemoteError as exc:
+            unsynced.append(f"source {source.name!r} not synced, its deliveries as last landed: {exc}")
     deliveries = {provider: deliveries_for(home, provider) for provider in PROVIDERS}
     partitions = sorted({(d.billing_period or "", provider) for provider, found in deliveries.items() for d in found})
 
@@ -201,7 +213,7 @@ def _run(home: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
                 jobs.run(ALLOCATION_JOB, month, (month, "allocation"), partial(allocation, month))
         if jobs.stale(PUBLISH_JOB, ("", "publishing"), publishing()):
             jobs.run(PUBLISH_JOB, None, ("", "publishing"), publishing)
-    return jobs.ran, jobs.skipped
+    return jobs.ran, jobs.skipped, unsynced
 
 
 _ALSO_DONE_BY = {PUBLISH_JOB: (MONTH_CLOSE_JOB,)}
@@ -377,8 +389,11 @@ def _execute(
     if errors or not result.success:
         log = _write_log(instance, home, result.run_id, what)
         raise RunFailed(f"checks failed: {', '.join(errors)}" if errors else _failure(result), what, log)
-    for check in failed:  # warnings do not stop the run, but are never silent (held deliveries: in the summary)
-        if check.check_name != "held_deliveries":
+    for check in failed:  # warnings do not stop the run, but are never silent (held, refused: in the summary)
+        if check.check_name == "refused_deliveries":
+            log = _write_log(instance, home, result.run_id, what)
+            print(f"gpuledger: {what} refused a delivery; Dagster's log of the run: {log}", file=sys.stderr)
+        elif check.check_name != "held_deliveries":
             for line in _warning_lines(check.metadata):
                 print(f"gpuledger: warning: {what}: {line}", file=sys.stderr)
     return result

@@ -12,7 +12,8 @@ Strict where money is at stake, checked on every delivery of every format, in th
 A delivery that passes all of that can still be implausible; :func:`hold_reasons` says why it should wait for a
 person (``gpuledger accept``): it empties a slice that has charges, shrinks or inflates an open month's money on the
 days already published beyond ``[ingest] hold_open_month_change``, moves a closed month by more than
-``[ingest] hold_closed_month_change``, or charges usage far outside its billing period.
+``[ingest] hold_closed_month_change``, charges usage far outside its billing period, or, in a format without
+line-item ids whose provider never lists a charge twice, repeats a row.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from models.errors import InputError
 SliceKey = tuple[str, str, dt.datetime]
 """(ProviderName, BillingAccountId, BillingPeriodStart)."""
 
-HOLD_CHECKS = ("empty_slice", "open_month_change", "closed_month_change", "usage_outside_period")
+HOLD_CHECKS = ("empty_slice", "open_month_change", "closed_month_change", "usage_outside_period", "twin_rows")
 """The hold rules, each a query in ``sql/gates/holds/<name>.sql`` returning the slices it holds and why."""
 
 
@@ -98,7 +99,7 @@ def refuse_foreign_slices(
             )
         older = owner_time is not None and delivery.version_time is not None and delivery.version_time < owner_time
         if older and owner_source == source:
-            raise InputError(
+            raise OlderDelivery(
                 where,
                 f"this delivery of slice {key} (made {_time(delivery.version_time)}) is older than the loaded"
                 f" delivery {owner_id} (made {_time(owner_time)}); an older version never replaces a newer one,"
@@ -106,13 +107,22 @@ def refuse_foreign_slices(
             )
 
 
-def hold_reasons(con: duckdb.DuckDBPyConnection, delivery_id: str, rules: IngestConfig) -> list[Hold]:
-    """The hold rules the staged delivery breaks against what is published now (empty: publish it)."""
+class OlderDelivery(InputError):
+    """A delivery older than the one that owns its slice: refused when imported, passed over by a nightly run (a
+    newer delivery imported by hand leaves the source's folder with the older one)."""
+
+
+def hold_reasons(
+    con: duckdb.DuckDBPyConnection, delivery_id: str, rules: IngestConfig, *, twins_held: bool
+) -> list[Hold]:
+    """The hold rules the staged delivery breaks against what is published now (empty: publish it); ``twins_held``:
+    its format has no line-item ids and its provider never lists a charge as two identical rows."""
     enabled = {
         "empty_slice": rules.hold_empty_slice,
         "open_month_change": True,
         "closed_month_change": True,
         "usage_outside_period": rules.hold_usage_outside_period,
+        "twin_rows": twins_held,
     }
     holds = []
     for name in HOLD_CHECKS:

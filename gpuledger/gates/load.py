@@ -172,7 +172,7 @@ def finish_load(
     except BaseException:
         _discard_own_rows(con, delivery_id)
         raise
-    holds = hold_reasons(con, delivery_id, rules)
+    holds = hold_reasons(con, delivery_id, rules, twins_held=model.twins_held)
     if holds:
         _hold(con, delivery, delivery_id, planned.stats, ingested_at, holds)
         log.info("held %s: %s", delivery_id, "; ".join(h.detail for h in holds))
@@ -220,12 +220,7 @@ def _accepted(con: duckdb.DuckDBPyConnection, delivery_id: str) -> bool:
 
 def accept_delivery(con: duckdb.DuckDBPyConnection, delivery_id: str) -> list[Hold]:
     """Record that a person accepted a held delivery: the next load of it publishes it. Returns its holds."""
-    state = con.execute("SELECT state FROM meta.deliveries WHERE delivery_id = $id", {"id": delivery_id}).fetchone()
-    if state is None or state[0] != HELD:
-        held = [r[0] for r in con.execute("SELECT delivery_id FROM meta.deliveries WHERE state = 'held'").fetchall()]
-        what = "superseded by a newer delivery" if state and state[0] == SUPERSEDED else "not held"
-        choices = f"held now: {', '.join(held)}" if held else "no delivery is held"
-        raise InputError(delivery_id, f"delivery {what}; {choices}")
+    _refuse_unless_held(con, delivery_id)
     holds = con.execute(
         "SELECT reason, provider_name, billing_account_id, billing_period, detail FROM meta.delivery_holds"
         " WHERE delivery_id = $id ORDER BY ALL",
@@ -236,6 +231,53 @@ def accept_delivery(con: duckdb.DuckDBPyConnection, delivery_id: str) -> list[Ho
         {"id": delivery_id},
     )
     return [Hold(*row) for row in holds]
+
+
+def _refuse_unless_held(con: duckdb.DuckDBPyConnection, delivery_id: str) -> None:
+    state = con.execute("SELECT state FROM meta.deliveries WHERE delivery_id = $id", {"id": delivery_id}).fetchone()
+    if state is None or state[0] != HELD:
+        held = [r[0] for r in con.execute("SELECT delivery_id FROM meta.deliveries WHERE state = 'held'").fetchall()]
+        what = "superseded by a newer delivery" if state and state[0] == SUPERSEDED else "not held"
+        choices = f"held now: {', '.join(held)}" if held else "no delivery is held"
+        raise InputError(delivery_id, f"delivery {what}; {choices}")
+
+
+def publish_accepted(
+    con: duckdb.DuckDBPyConnection, delivery_id: str, rules: IngestConfig | None = None
+) -> tuple[list[Hold], LoadResult]:
+    """Accept a held delivery and publish its staged rows now, wherever its files were imported from (a run only
+    finds the configured sources' deliveries): its holds and the load's result. Its files must still be the ones
+    it was loaded from; when publishing is refused the delivery stays held, not accepted."""
+    delivery = _recorded_delivery(con, delivery_id)
+    holds = accept_delivery(con, delivery_id)
+    try:
+        planned = plan_load(con, delivery)
+        if planned.delivery_id != delivery_id:
+            raise InputError(
+                delivery.files[0] if delivery.files else delivery_id,
+                f"the files of held delivery {delivery_id} changed since it was loaded: nothing published (import"
+                " them again, then accept the new delivery)",
+            )
+        return holds, finish_load(con, planned, rules)
+    except BaseException:
+        con.execute("UPDATE meta.delivery_holds SET accepted_at = NULL WHERE delivery_id = $id", {"id": delivery_id})
+        raise
+
+
+def _recorded_delivery(con: duckdb.DuckDBPyConnection, delivery_id: str) -> Delivery:
+    """The held delivery as its load recorded it in meta.deliveries."""
+    _refuse_unless_held(con, delivery_id)
+    row = con.execute(
+        "SELECT source_format, files, billing_period, billing_account_id, version, manifest, source_name,"
+        " version_time, origin FROM meta.deliveries WHERE delivery_id = $id",
+        {"id": delivery_id},
+    ).fetchone()
+    assert row is not None  # held, so recorded
+    fmt, files, period, account, version, manifest, source, version_time, origin = row
+    return Delivery(
+        fmt, tuple(Path(f) for f in files), period, account, version, Path(manifest) if manifest else None, source,
+        version_time, origin,
+    )  # fmt: skip
 
 
 def held_deliveries(con: duckdb.DuckDBPyConnection) -> dict[str, list[Hold]]:

@@ -554,11 +554,11 @@ def typed_records_sql(source_version: str | None = None, repeats_possible: bool 
 
     ``source_version`` names the source table for x_SourceVersion; by default it is told per record.
     ``repeats_possible``: the records come from several extracts of the month. BigQuery's export table is
-    append-only and every record carries its ``export_time``, so a record (its typed values: field order, the
-    spelling of numbers and times, JSON or Parquet, and fields gpuledger does not read aside) that an earlier
-    extract delivered too is the same row
-    delivered again, not a new charge: a record occurring n times in one extract and m times in another counts
-    max(n, m) times, from the oldest extract holding it. Appended corrections are new records and add.
+    append-only, so a record (its typed values but its ``export_time``: field order, the spelling of numbers and
+    times, JSON or Parquet, and fields gpuledger does not read aside) that an earlier extract delivered too is the
+    same row delivered again, even stamped with a later export time, not a new charge: a record occurring n times
+    in one extract and m times in another counts max(n, m) times, from the oldest extract holding it (twins within
+    one extract are held: sql/gates/holds/twin_rows.sql). Appended corrections are new records and add.
     """
     resource_position = len(BQ_OBJECTS) - BQ_OBJECTS[::-1].index("resource")
     scalar_columns = ",\n        ".join(f"{_typed(f)} AS {quote_ident(f.column)}" for f in BQ_FIELDS)
@@ -566,7 +566,8 @@ def typed_records_sql(source_version: str | None = None, repeats_possible: bool 
     problems = ",\n            ".join(report for _, report in checks)
     # the list of reports is built only for a record failing some check: most records fail none
     any_problem = "\n        OR ".join(f"({condition})" for condition, _ in checks)
-    columns = (*(quote_ident(f.column) for f in BQ_FIELDS), *_RECORD_LISTS)
+    # the time of the append is no part of the charge: a record appended again later is the same record
+    columns = (*(quote_ident(f.column) for f in BQ_FIELDS if f.path != "export_time"), *_RECORD_LISTS)
     record_key = "struct_pack(" + ", ".join(columns) + ")"
     version = (
         quote_literal(source_version)

@@ -48,6 +48,18 @@ CREATE TABLE IF NOT EXISTS meta.delivery_holds (
     accepted_at TIMESTAMPTZ
 );
 
+-- Deliveries a nightly run refused (bad money, keys, identity, an older version than the loaded one): each
+-- ingestion partition (provider, billing month) replaces its own rows when it runs, so these are the refusals
+-- still standing. The rest of the run goes on; the refused delivery's slices keep what was published.
+CREATE TABLE IF NOT EXISTS meta.delivery_refusals (
+    provider VARCHAR NOT NULL,
+    billing_period VARCHAR NOT NULL,
+    source_name VARCHAR,
+    delivery VARCHAR NOT NULL,
+    reason VARCHAR NOT NULL,
+    refused_at TIMESTAMPTZ NOT NULL
+);
+
 CREATE TABLE IF NOT EXISTS meta.source_totals (
     delivery_id VARCHAR NOT NULL,
     billing_account_id VARCHAR NOT NULL,

@@ -75,3 +75,28 @@ def test_a_run_with_nothing_new_skips_everything_and_a_new_delivery_reruns_only_
         (left,) = con.execute("SELECT count(DISTINCT delivery_id) FROM meta.source_totals").fetchone()
         assert left == con.execute("SELECT count(DISTINCT delivery_id) FROM meta.slices").fetchone()[0]
     assert run_pipeline(demo_copy_cold).partitions == []  # nothing a reader sees changed
+
+
+def test_an_unreachable_remote_source_fails_itself_not_the_night(demo_copy, monkeypatch, capsys):
+    """One remote source that could not be synced ended the run before the local sources and telemetry loaded."""
+    for name, value in {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_MAX_ATTEMPTS": "1"}.items():
+        monkeypatch.setenv(name, value)
+    config = demo_copy / "gpuledger.toml"
+    offline = (
+        '\n[[sources]]\nname = "offline-cur2"\nformat = "aws-cur2"\n\n[sources.s3]\nbucket = "billing"\n'
+        'prefix = "cur2"\nregion = "us-east-1"\nendpoint_url = "http://127.0.0.1:9"\n'  # nothing listens on port 9
+    )
+    config.write_text(config.read_text(encoding="utf-8") + offline, encoding="utf-8")
+    export = demo_copy / "exports" / "coreweave" / "2026-11" / "coreweave-focus-2026-11.csv"
+    export.write_text("".join(export.read_text(encoding="utf-8").splitlines(keepends=True)[:-1]), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["run", "--home", str(demo_copy)]) == 1
+    out, err = capsys.readouterr()
+    assert err.strip().splitlines()[-1].startswith("gpuledger: error: source 'offline-cur2' not synced")
+    assert "loading focus 2026-11" in out and "publishing" in out  # the local source's new delivery went on
+    with duckdb.connect(str(demo_copy / "analyst.duckdb"), read_only=True) as con:
+        rows = con.execute("SELECT count(*) FROM focus.costs WHERE ProviderName = 'CoreWeave'").fetchone()[0]
+    with closing(open_warehouse(demo_copy)) as con:
+        assert con.execute("SELECT count(*) FROM focus.costs WHERE ProviderName = 'CoreWeave'").fetchone()[0] == rows
+    assert main(["status", "--home", str(demo_copy)]) == 1
+    assert "source 'offline-cur2' not synced" in capsys.readouterr().out

@@ -201,6 +201,22 @@ def test_an_open_month_delivery_doubling_a_slice_s_money_is_held(demo_copy, demo
     assert _published(demo_copy, demo_home, except_=RECORDS_OF_THE_ATTEMPT) == before
 
 
+def test_a_focus_file_listing_every_row_twice_is_held_even_as_a_slice_s_first_delivery(demo_home, home, capsys):
+    """FOCUS has no line-item id: 390 rows listed twice loaded as 780 (73,838.90 -> 147,677.81), and a first
+    delivery has no published money to compare with."""
+    november = demo_home / "exports" / "coreweave" / "2026-11" / "coreweave-focus-2026-11.csv"
+    lines = november.read_text(encoding="utf-8").splitlines(keepends=True)
+    doubled = home / "incoming" / "2026-11" / november.name
+    doubled.parent.mkdir(parents=True)
+    doubled.write_text("".join([lines[0], *lines[1:], *lines[1:]]), encoding="utf-8")
+    code, out, _ = _cli(capsys, "import", doubled.parent.parent, "--home", home, "--format", "focus")
+    assert code == EXIT_HELD
+    assert f"{len(lines) - 1} row(s) repeat another row of the delivery in every column" in out
+    assert "listed 2 times" in out
+    with closing(open_warehouse(home)) as con:
+        assert focus_snapshot(con).num_rows == 0
+
+
 # 2. A slice belongs to the source that delivered it.
 
 
@@ -294,6 +310,34 @@ def test_repeated_and_re_extracted_gcp_records_count_once_and_corrections_add(de
     assert _run(demo_copy, "run").returncode == 0
     rows, billed, effective = _total(demo_copy, "01A2B3-C4D5E6-F7A8B9", "2026-11")
     assert (rows, billed, effective) == (before[0] + 1, before[1] + delta, before[2] + delta)
+
+
+def test_gcp_records_appended_again_with_a_new_export_time_count_once(demo_copy):
+    """Every November record so far, extracted again with later export times, doubled the month (+148,225.64)."""
+    before = _total(demo_copy, "01A2B3-C4D5E6-F7A8B9", "2026-11")
+    extracts = sorted((demo_copy / GCP_NOVEMBER).glob("*/part-000.parquet"))
+    restamped = "SELECT * REPLACE (export_time + INTERVAL 30 DAY AS export_time) FROM {records}"
+    _extract(demo_copy / GCP_NOVEMBER / "export_time=2026-12-11T03:00:00Z", restamped, extracts)
+    rerun = _run(demo_copy, "run")
+    assert rerun.returncode == 0, rerun.stderr
+    assert _total(demo_copy, "01A2B3-C4D5E6-F7A8B9", "2026-11") == before
+
+
+def test_a_gcp_record_twice_in_one_extract_is_held(demo_copy, demo_home):
+    """A record listed twice in one extract added its cost again (+0.93): BigQuery rows carry no id to tell. (The
+    held delivery's own records are published: it, why it is held, the records it counts once.)"""
+    before = _published(demo_copy, demo_home, except_=(*RECORDS_OF_THE_ATTEMPT, "meta.delivery_repairs"))
+    newest = sorted((demo_copy / GCP_NOVEMBER).glob("*/part-000.parquet"))[-1]
+    _extract(
+        demo_copy / GCP_NOVEMBER / "export_time=2026-12-11T03:00:00Z",
+        "SELECT * FROM {records} UNION ALL (SELECT * FROM {records} ORDER BY cost LIMIT 1)",
+        [newest],
+    )
+    held = _run(demo_copy, "run")
+    assert held.returncode == EXIT_HELD, held.stderr
+    twins = next(line for line in held.stdout.splitlines() if "twin_rows" in line)
+    assert "01A2B3-C4D5E6-F7A8B9 2026-11: " in twins and "row(s) repeat another row of the delivery" in twins
+    assert _published(demo_copy, demo_home, except_=(*RECORDS_OF_THE_ATTEMPT, "meta.delivery_repairs")) == before
 
 
 # 4. Duplicates within a delivery are refused, naming file and row.
@@ -417,6 +461,73 @@ def test_an_older_gcp_extract_alone_is_refused(demo_copy, capsys, tmp_path):
     assert code == 1
     assert "is older than the loaded delivery" in _one_line_error(err)
     assert _loaded(demo_copy) == before
+
+
+def test_a_held_delivery_imported_from_outside_the_source_is_published_by_accept(demo_copy, tmp_path):
+    """accept said "accepted" and published nothing: a run finds only the configured folders' deliveries. And the
+    configured folder's older delivery of the month then failed every nightly run."""
+    outside = tmp_path / "helios-legacy-cur"
+    shutil.copytree(demo_copy / CUR1, outside)
+    manifest = outside / "20261101-20261201" / "helios-legacy-cur-Manifest.json"
+    part = outside.joinpath(*json.loads(manifest.read_text())["reportKeys"][0].split("/")[-3:])
+    _rewrite_csv_gz(part, _keep_one_line_item("Tax"))
+    manifest.touch()  # delivered after the configured folder's
+    imported = _run(demo_copy, "import", str(outside), "--source", "helios-legacy-cur")
+    assert imported.returncode == EXIT_HELD, imported.stderr
+    held = next(line for line in imported.stdout.splitlines() if ": held for review" in line)
+    delivery = held.split(": held for review")[0]
+
+    accepted = _run(demo_copy, "accept", delivery)
+    assert accepted.returncode == 0, accepted.stderr
+    rows, billed, _ = _total(demo_copy, CUR1_PAYER, "2026-11")
+    assert rows == 1 and billed > 0  # the tax line alone, as accepted
+    status = _run(demo_copy, "status")
+    assert status.returncode == 0, status.stdout
+    again = _run(demo_copy, "run")  # the configured folder's older delivery is passed over, not refused
+    assert again.returncode == 0, again.stderr
+    assert _total(demo_copy, CUR1_PAYER, "2026-11")[0] == 1
+
+
+def test_a_refused_delivery_fails_itself_not_the_night(demo_copy, demo_home):
+    """One bad CUR 1 cost stopped every partition after it: the GCP correction beside it waited too."""
+    before = _total(demo_copy, CUR1_PAYER, "2026-11")
+    gcp_before = _total(demo_copy, "01A2B3-C4D5E6-F7A8B9", "2026-11")
+    original = _cur1_part(demo_copy).read_bytes()
+
+    def bad_cost(rows: list[list[str]]) -> None:
+        rows[6][rows[0].index("lineItem/UnblendedCost")] = "n/a"
+
+    _rewrite_csv_gz(_cur1_part(demo_copy), bad_cost)
+    extracts = sorted((demo_copy / GCP_NOVEMBER).glob("*/part-000.parquet"))
+    correction = (
+        "SELECT * REPLACE (TIMESTAMPTZ '2026-12-12 03:00:00+00' AS export_time, -cost AS cost)"
+        " FROM (SELECT * FROM {records} WHERE len(credits) = 0 ORDER BY cost DESC LIMIT 1)"
+    )
+    _extract(demo_copy / GCP_NOVEMBER / "export_time=2026-12-12T03:00:00Z", correction, extracts[:1])
+    refused = _run(demo_copy, "run")
+    assert refused.returncode == 1
+    assert refused.stderr.strip().splitlines()[-1].startswith(f"gpuledger: error: {_cur1_part(demo_copy)}, row 6")
+    assert _total(demo_copy, CUR1_PAYER, "2026-11") == before
+    assert _total(demo_copy, "01A2B3-C4D5E6-F7A8B9", "2026-11")[0] == gcp_before[0] + 1  # loaded all the same
+    with duckdb.connect(str(demo_copy / ANALYST_FILE), read_only=True) as con:  # and published
+        assert con.execute("SELECT count(*) FROM focus.costs WHERE x_SourceFormat = 'gcp-bq'").fetchone()[0] == (
+            _published_gcp_rows(demo_home) + 1
+        )
+    status = _run(demo_copy, "status")
+    assert status.returncode == 1 and "refused, not loaded: " in status.stdout
+
+    again = _run(demo_copy, "run")  # the same refusal is no new work: skipped, and still standing
+    assert again.returncode == 1
+    assert "loading aws 2026-11: inputs unchanged" in again.stdout
+    _cur1_part(demo_copy).write_bytes(original)
+    fixed = _run(demo_copy, "run")
+    assert fixed.returncode == 0, fixed.stderr
+    assert _run(demo_copy, "status").returncode == 0
+
+
+def _published_gcp_rows(home: Path) -> int:
+    with duckdb.connect(str(home / ANALYST_FILE), read_only=True) as con:
+        return int(con.execute("SELECT count(*) FROM focus.costs WHERE x_SourceFormat = 'gcp-bq'").fetchone()[0])
 
 
 # 6. import takes the home's run lock.

@@ -149,7 +149,7 @@ def test_rows_staged_by_a_crashed_run_stay_invisible_and_are_discarded(con, tmp_
     _deliver(report, "a1", every_line_item_type())
     load_delivery(con, discover_cur1(report)[0])
     published = focus_snapshot(con)
-    _deliver(report, "a2", every_line_item_type()[:3])
+    _deliver(report, "a2", every_line_item_type()[::-1])  # the same charges in another order
     crashed = discover_cur1(report)[0]
     model = FORMAT_MODELS["aws-cur1"]
     crashed_id = crashed.delivery_id(verify_files(crashed.files, crashed.root, model.extract_of).sha256)
@@ -160,14 +160,14 @@ def test_rows_staged_by_a_crashed_run_stay_invisible_and_are_discarded(con, tmp_
     staged = (
         "SELECT x_DeliveryId, count(*) FROM focus.cost_rows WHERE x_DeliveryId IN ($id, 'never-retried') GROUP BY 1"
     )
-    assert dict(con.execute(staged, {"id": crashed_id}).fetchall()) == {crashed_id: 3, "never-retried": 3}
+    assert dict(con.execute(staged, {"id": crashed_id}).fetchall()) == {crashed_id: 19, "never-retried": 19}
     assert focus_snapshot(con) == published
     load_delivery(con, crashed)  # the retry replaces its own leftovers and touches nobody else's
-    assert dict(con.execute(staged, {"id": crashed_id}).fetchall()) == {crashed_id: 3, "never-retried": 3}
-    assert con.execute("SELECT count(*) FROM focus.costs").fetchone() == (3,)
+    assert dict(con.execute(staged, {"id": crashed_id}).fetchall()) == {crashed_id: 19, "never-retried": 19}
+    assert con.execute("SELECT count(*) FROM focus.costs").fetchone() == (19,)
     vacuum(con, lease=dt.timedelta(0))  # the other leftovers and the superseded delivery's rows go
-    assert dict(con.execute(staged, {"id": crashed_id}).fetchall()) == {crashed_id: 3}
-    assert con.execute("SELECT count(*) FROM focus.cost_rows").fetchone() == (3,)
+    assert dict(con.execute(staged, {"id": crashed_id}).fetchall()) == {crashed_id: 19}
+    assert con.execute("SELECT count(*) FROM focus.cost_rows").fetchone() == (19,)
     assert con.execute(
         "SELECT count(*) FROM meta.source_totals WHERE delivery_id <> $id", {"id": crashed_id}
     ).fetchone() == (0,)
