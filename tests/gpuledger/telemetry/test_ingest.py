@@ -207,6 +207,36 @@ def test_a_later_sacct_dump_replaces_a_job_an_earlier_dump_saw_running(home, con
     ]
 
 
+def test_a_slurm_source_without_cluster_takes_each_row_s_cluster_and_needs_one_or_the_other(home, con):
+    from models.errors import InputError
+
+    header = "JobID|JobName|Account|User|Cluster|NodeList|AllocTRES|Start|End|State\n"
+    rows = (
+        "77|pretrain|llm|ann|c1|gpu-01|gres/gpu=8|2026-11-01T00:00:00|2026-11-01T04:00:00|COMPLETED\n"
+        "78|eval|llm|ann|c2|gpu-01|gres/gpu=8|2026-11-01T00:00:00|2026-11-01T04:00:00|COMPLETED\n"
+    )
+    (home / "sacct").mkdir()
+    (home / "sacct" / "2026-11.txt").write_text(header + rows)
+    (home / "gpus.csv").write_text("job_id,node,gpus\n77,gpu-01,0-7\n78,gpu-01,0-7\n")
+    (home / "gpuledger.toml").write_text(
+        '[[telemetry]]\nname = "s"\nkind = "slurm"\npath = "sacct"\ngpu_map = "gpus.csv"\n'
+    )
+    config = load_config(home)
+    ingest_telemetry(con, config.telemetry, config.allocation, "2026-11", now=NOW)
+    assert con.execute("SELECT cluster, job_id, len(gpu_ids) FROM gpu.jobs ORDER BY ALL").fetchall() == [
+        ("c1", "77", 8),
+        ("c2", "78", 8),
+    ]
+    # neither a Cluster column nor a configured cluster: the file is refused, naming the missing field
+    without = home / "sacct" / "2026-11.txt"
+    without.write_text(
+        "".join("|".join(line.split("|")[:4] + line.split("|")[5:]) for line in [header, *rows.splitlines(True)])
+    )
+    with pytest.raises(InputError, match=r"set cluster in its \[\[telemetry\]\] section") as refused:
+        ingest_telemetry(con, config.telemetry, config.allocation, "2026-11", now=NOW)
+    assert (refused.value.file, refused.value.row, refused.value.column) == (str(without), 1, "Cluster")
+
+
 def test_requeue_attempts_across_dumps_are_numbered_once_merged(home, con):
     header = "JobID|JobName|Account|User|Cluster|WCKey|NodeList|AllocTRES|Start|End|State\n"
 
