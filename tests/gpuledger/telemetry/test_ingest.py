@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import itertools
 import os
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from connectors.telemetry.prometheus import TelemetryError
 from gpuledger.telemetry.ingest import ingest_telemetry
+from gpuledger.warehouse.home import open_warehouse
 from models.config import load_config
 from pipelines.deliveries import allocate
 from tests.fixtures.allocation_cases import Charge, at, insert_charges
+from tests.gpuledger.gates.test_contract import _published, _run
 
 NOW = datetime(2026, 11, 20, tzinfo=UTC)
 
@@ -287,3 +291,26 @@ def test_the_configured_pricing_metrics_choose_and_checkpoint_write_times_land(h
     assert con.execute("SELECT uri, last_modified FROM gpu.checkpoint_bytes").fetchall() == [
         ("s3://ckpt/j1/", datetime(2026, 11, 1, 23, tzinfo=UTC))
     ]
+
+
+def test_demo_samples_handed_over_twice_count_once_and_are_reported(demo_copy, demo_home):
+    before = _published(demo_copy, demo_home)
+    samples = 0
+    with duckdb.connect() as scratch:
+        for path in sorted((demo_copy / "telemetry" / "slurm" / "dcgm").glob("*.parquet")):
+            # every row twice, as two exporters of the cluster would hand it over
+            copy = path.with_name(path.name + ".tmp")
+            scratch.execute(f"COPY (FROM '{path}' UNION ALL FROM '{path}') TO '{copy}' (FORMAT parquet)")
+            samples += scratch.execute(
+                "SELECT count(engine_active) + count(sm_active) + count(tensor_active) + count(dram_active)"
+                f" + count(fb_used_mib) FROM '{path}'"
+            ).fetchone()[0]
+            copy.replace(path)
+    assert _run(demo_copy, "run").returncode == 0
+    assert _published(demo_copy, demo_home) == before
+    with closing(open_warehouse(demo_copy)) as con:
+        (notes,) = con.execute(
+            "SELECT notes FROM meta.telemetry_loads WHERE source_name = 'helios-slurm-dcgm'"
+            " ORDER BY loaded_at DESC LIMIT 1"
+        ).fetchone()
+    assert any(note.startswith(f"{samples} duplicate sample(s) of ") for note in notes), notes
