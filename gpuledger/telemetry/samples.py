@@ -60,7 +60,9 @@ def aggregate_samples(
             "dram_metric": DCGM_DRAM_ACTIVE,
             "fb_metric": DCGM_FB_USED,
         }
-        con.execute("CREATE OR REPLACE TEMP VIEW gpu_samples AS SELECT *, 0 AS copies FROM gpu_sample_copies")
+        con.execute(
+            "CREATE OR REPLACE TEMP VIEW gpu_samples AS SELECT *, 0 AS copies, value AS peak FROM gpu_sample_copies"
+        )
         frame = con.execute(load_sql("telemetry/gpu_activity.sql"), params).pl()
         if frame["crowded"].any():
             # Merging every sample costs four times the aggregation: done only when some GPU-hour may hold copies.

@@ -5,7 +5,8 @@
 -- metrics that may price run time, preferred first), $source; $sm_metric, $tensor_metric, $dram_metric,
 -- $fb_metric: the DCGM field names kept beside the pricing metric.
 -- Connectors hand over each sample once (no overlapping query chunks); an hour never exceeds 3600 s per GPU.
--- Input column copies: copies merged into the sample (distinct_samples.sql), 0 when the caller merged none.
+-- Input columns copies and peak: copies merged into the sample and the largest of them (distinct_samples.sql), 0
+-- and value when the caller merged none.
 -- crowded is true for a GPU-hour whose pricing samples fall in fewer interval slots than there are samples: copies of
 -- a sample (two exporters, a double scrape) or samples closer than the interval; the caller then merges copies.
 
@@ -38,7 +39,7 @@ WITH per_metric AS (
         CAST(avg(CAST(value AS DECIMAL(24, 9))) FILTER (WHERE metric = $sm_metric) AS DOUBLE) AS sm_active,
         CAST(avg(CAST(value AS DECIMAL(24, 9))) FILTER (WHERE metric = $tensor_metric) AS DOUBLE) AS tensor_active,
         CAST(avg(CAST(value AS DECIMAL(24, 9))) FILTER (WHERE metric = $dram_metric) AS DOUBLE) AS dram_active,
-        max(value) FILTER (WHERE metric = $fb_metric) AS fb_used_mib,
+        max(peak) FILTER (WHERE metric = $fb_metric) AS fb_used_mib,
         sum(copies) AS copies,
         -- a pricing metric's group holds that metric alone: a slot of the interval taken twice is a copy, or
         -- samples closer than the interval. The hour's slots as bits of a BIGINT (a DISTINCT count costs 5x the
