@@ -306,7 +306,8 @@ def test_demo_samples_handed_over_twice_count_once_and_are_reported(demo_copy, d
                 f" + count(fb_used_mib) FROM '{path}'"
             ).fetchone()[0]
             copy.replace(path)
-    assert _run(demo_copy, "run").returncode == 0
+    ran = _run(demo_copy, "run")
+    assert ran.returncode == 0, ran.stderr
     assert _published(demo_copy, demo_home) == before
     with closing(open_warehouse(demo_copy)) as con:
         (notes,) = con.execute(
@@ -314,3 +315,8 @@ def test_demo_samples_handed_over_twice_count_once_and_are_reported(demo_copy, d
             " ORDER BY loaded_at DESC LIMIT 1"
         ).fetchone()
     assert any(note.startswith(f"{samples} duplicate sample(s) of ") for note in notes), notes
+    # said where a person looks: the run's summary and status
+    status = _run(demo_copy, "status")
+    assert status.returncode == 0, status.stderr
+    for shown in (ran.stdout, status.stdout):
+        assert f"\nnote: telemetry helios-slurm-dcgm: {samples} duplicate sample(s) of " in shown, shown
