@@ -175,6 +175,8 @@ _TELEMETRY_PATHS = {"path", "gpu_map", "jobs", "samples", "checkpoints", "egress
 _TELEMETRY_LISTS = {"run_group_from": RUN_GROUP_SOURCES}
 """Options that are lists, and the values they may hold."""
 _TELEMETRY_REQUIRED = {"slurm": {"path"}, "prometheus": {"url"}, "files": set()}
+_CLUSTER_FROM_ROWS = {"slurm"}
+"""Kinds whose rows may name their cluster (sacct's Cluster column): ``cluster`` is then optional."""
 
 
 @dataclass(frozen=True)
@@ -185,8 +187,8 @@ class TelemetryConfig:
     """Unique name, recorded on every job and activity row it produces."""
     kind: str
     """``slurm`` (sacct --parsable2 output files), ``prometheus`` (DCGM metrics) or ``files``."""
-    cluster: str
-    """Cluster the jobs and nodes belong to; node names are unique within it."""
+    cluster: str | None
+    """Cluster the jobs and nodes belong to; node names are unique within it. None (slurm only): each row's Cluster."""
     paths: dict[str, Path]
     """slurm: ``path``, ``gpu_map`` (a prolog's CSV of job_id, node, gpus); files: ``jobs``, ``samples``,
     ``checkpoints``, ``egress`` (each a file or folder)."""
@@ -663,6 +665,8 @@ def _telemetry(path: Path, home: Path, entries: object) -> tuple[TelemetryConfig
         if unknown:
             raise InputError(path, f"{where}: unknown key(s) {unknown} for kind {kind!r}", column=unknown[0])
         for key in ("name", "cluster", *sorted(_TELEMETRY_REQUIRED[kind])):
+            if key == "cluster" and kind in _CLUSTER_FROM_ROWS and key not in entry:
+                continue  # the reader refuses a file whose rows do not name it either
             if not isinstance(entry.get(key), str) or not entry[key]:
                 raise InputError(path, f"{where}: {key!r} must be a non-empty string", column=key)
         options: dict[str, str | int | tuple[str, ...]] = {}
@@ -679,7 +683,7 @@ def _telemetry(path: Path, home: Path, entries: object) -> tuple[TelemetryConfig
             else:
                 options[key] = value
         paths = {k: home / v for k, v in entry.items() if k in _TELEMETRY_PATHS and isinstance(v, str)}
-        configs.append(TelemetryConfig(entry["name"], kind, entry["cluster"], paths, options))
+        configs.append(TelemetryConfig(entry["name"], kind, entry.get("cluster"), paths, options))
     if len({c.name for c in configs}) != len(configs):
         raise InputError(path, "telemetry names must be unique", column="name")
     return tuple(configs)

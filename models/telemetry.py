@@ -98,6 +98,9 @@ GPU_ACTIVITY_SCHEMA = pl.Schema(
         # Framebuffer high-water mark in MiB (DCGM_FI_DEV_FB_USED max), null when not exported.
         "fb_used_mib": pl.Float64,
         "samples": pl.Int64,
+        # Copies of samples counted once (the same GPU, metric and time handed over twice: two exporters, a
+        # double scrape), over every metric of the GPU-hour.
+        "duplicate_samples": pl.Int64,
         "source": pl.String,
     }
 )

@@ -389,7 +389,9 @@ def _run(args: argparse.Namespace, home: Path | None = None) -> int:
             " round(gpu_hours, 1), completed_runs, coalesce(CAST(round(cost_per_completed_run, 2) AS VARCHAR), '-')"
             " FROM showback.team_month ORDER BY 1, 2, 3"
         ).fetchall()
-        no_telemetry = _gpu_cost_without_telemetry(con, load_config(home))
+        config = load_config(home)
+        no_telemetry = _gpu_cost_without_telemetry(con, config)
+        duplicates = _duplicate_samples(con, config)
     ran = ", ".join(f"{p} {m}".strip() for m, p in partitions) or "none"
     print(f"Ran {len(partitions)} partition(s) through Dagster: {ran}")
     if outcome.skipped:
@@ -400,6 +402,8 @@ def _run(args: argparse.Namespace, home: Path | None = None) -> int:
     print(_table(["month", "team", "currency", "total", "idle", "GPU-hours", "runs done", "per run"], teams))
     if no_telemetry:
         print("\n".join(["", *no_telemetry]))
+    if duplicates:
+        print("\n".join(["", *duplicates]))
     analyst = home / ANALYST_FILE
     print(f"\nResults in {analyst} (published for analysts; open it read-only):")
     print("  focus.costs (FOCUS 1.2), allocation.cost_split, showback.team_month, showback.job_costs,")
@@ -431,6 +435,16 @@ def _gpu_cost_without_telemetry(con: duckdb.DuckDBPyConnection, config: Config) 
         f" {Decimal(cost):,.2f} (EffectiveCost) but no telemetry source is configured: their cost is idle (no job)"
         " until one is ([[telemetry]] in gpuledger.toml)"
         for month, currency, instances, cost in gpu_cost_without_telemetry(con)
+    ]
+
+
+def _duplicate_samples(con: duckdb.DuckDBPyConnection, config: Config) -> list[str]:
+    """One note per telemetry source whose loaded samples held copies (two exporters, a double scrape): each counted
+    once, so no money moved, but a GPU scraped twice is worth fixing where it is scraped."""
+    return [
+        f"note: telemetry {source.name}: {line}"
+        for source in config.telemetry
+        for (line,) in con.execute(load_sql("telemetry/duplicate_samples.sql"), {"source": source.name}).fetchall()
     ]
 
 
@@ -550,6 +564,7 @@ def _status(args: argparse.Namespace) -> int:
     repairs: dict[str, str] = {}
     held: dict[str, list[str]] | None = None
     no_telemetry: list[str] = []
+    duplicates: list[str] = []
     if (home / WAREHOUSE_FILE).exists() or load_warehouse_config(home).is_lake:
         try:
             # read-only, so a running pipeline is never blocked (its write lock makes this fail instead)
@@ -565,6 +580,7 @@ def _status(args: argparse.Namespace) -> int:
                 ).fetchall()
                 held = {d: [h.describe() for h in holds] for d, holds in held_deliveries(con).items()}
                 no_telemetry = _gpu_cost_without_telemetry(con, config)
+                duplicates = _duplicate_samples(con, config)
             loaded = {str(name): (count, period, at) for name, count, period, at in rows}
             for name, change, count in repaired:
                 repairs[str(name)] = ", ".join(filter(None, [repairs.get(str(name)), f"{change} {count:,}"]))
@@ -596,6 +612,8 @@ def _status(args: argparse.Namespace) -> int:
     print(_table(header, table) if table else f"no sources configured in {home / CONFIG_FILE}")
     if no_telemetry:
         print("\n".join(["", *no_telemetry]))
+    if duplicates:
+        print("\n".join(["", *duplicates]))
     if repairs:
         print("\nRepaired values in the loaded deliveries (x_SourceChanges, rows):")
         print("\n".join(f"  {name}: {changes}" for name, changes in sorted(repairs.items())))

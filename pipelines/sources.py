@@ -99,7 +99,9 @@ def _telemetry_sources(telemetry: Sequence[TelemetryConfig]) -> AssetsDefinition
         AssetSpec(
             key,
             group_name=SOURCES_GROUP,
-            description=f"Telemetry source {t.name!r} ({t.kind}) of cluster {t.cluster!r}: jobs and GPU activity.",
+            description=f"Telemetry source {t.name!r} ({t.kind}) of "
+            + (f"cluster {t.cluster!r}" if t.cluster else "the clusters its rows name")
+            + ": jobs and GPU activity.",
             kinds={t.kind},
         )
         for key, t in by_key.items()

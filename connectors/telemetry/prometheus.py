@@ -7,8 +7,10 @@ Samples
     window only (Prometheus 2.x ranges include both ends; 3.x ranges exclude the left one, where a scrape on the
     exact first millisecond of a window is dropped, never counted twice). A window without scrapes yields no
     sample: missing data is never read as idle. Samples are stamped with their window's start, so they land in
-    the right UTC hour. ``avg by (<the labels read below>)`` merges copies of one series scraped by several
-    jobs and keeps answers small.
+    the right UTC hour. ``avg by (<the labels read below>, instance, job)`` keeps answers small and keeps apart the
+    copies of one GPU's series that several exporters or scrape jobs hand over: the aggregation merges them (their
+    mean, the largest FB_USED) and counts them (``duplicate_samples``). One exporter per GPU answers as many series
+    and points as without the two labels; each further copy adds its own.
 
 Chunks
     ``query_range`` runs on consecutive, non-overlapping runs of windows, each at most ``chunk`` long and at
@@ -85,6 +87,9 @@ MIG_PROFILE_LABEL = "GPU_I_PROFILE"
 HPC_JOB_LABEL = "hpc_job"
 OWNER_LABELS = ("job_name", "created_by_name")
 """Labels naming what created a pod (a Job, a JobSet, ...): its run group."""
+TARGET_LABELS = ("instance", "job")
+"""Labels Prometheus gives each scrape target: grouped by, never read, so that the copies of one GPU's series that
+two exporters or a double scrape hand over reach the aggregation apart, which merges them and counts them."""
 
 PROFILING_METRICS = (DCGM_SM_ACTIVE, DCGM_ENGINE_ACTIVE)
 """Activity a GPU-hour priced by GPU_UTIL lacked, for the fallback report."""
@@ -388,7 +393,8 @@ class _Labels:
     def query(self, metric: str, step_ms: int) -> str:
         # step - 1 ms evaluated at a window's last millisecond reads exactly that window (module docstring).
         how = "max" if metric == DCGM_FB_USED else "avg"
-        return f"{how} by ({', '.join(self.names())}) ({how}_over_time({metric}[{step_ms - 1}ms]))"
+        by = ", ".join(dict.fromkeys((*self.names(), *TARGET_LABELS)))
+        return f"{how} by ({by}) ({how}_over_time({metric}[{step_ms - 1}ms]))"
 
     def gpu_key(self, series: dict[str, str]) -> tuple[str, str] | None:
         node = series.get(self.node)

@@ -278,8 +278,11 @@ def parse_gpu_indices(text: str) -> tuple[int, ...]:
     return tuple(indices)
 
 
-def with_gpu_ids(jobs: pl.DataFrame, gpu_map: Mapping[tuple[str, str], Sequence[int]], *, cluster: str) -> pl.DataFrame:
-    """gpu_ids ("node:index") of the jobs of ``cluster`` whose every node is in the map; others keep theirs.
+def with_gpu_ids(
+    jobs: pl.DataFrame, gpu_map: Mapping[tuple[str, str], Sequence[int]], *, cluster: str | None
+) -> pl.DataFrame:
+    """gpu_ids ("node:index") of the jobs of ``cluster`` (None: of every cluster) whose every node is in the map;
+    others keep theirs.
 
     The map is keyed by JobID, so every attempt of a requeued job on a mapped node gets that node's GPUs.
     """
@@ -287,7 +290,7 @@ def with_gpu_ids(jobs: pl.DataFrame, gpu_map: Mapping[tuple[str, str], Sequence[
     for scheduler_job_id, job_cluster, nodes, known in jobs.select(
         "scheduler_job_id", "cluster", "nodes", "gpu_ids"
     ).iter_rows():
-        held = [gpu_map.get((scheduler_job_id, node)) for node in nodes] if job_cluster == cluster else [None]
+        held = [gpu_map.get((scheduler_job_id, node)) for node in nodes] if cluster in (None, job_cluster) else [None]
         if any(indices is None for indices in held):
             ids.append(known)
         else:
@@ -317,7 +320,10 @@ def _header(path: Path, first: tuple[int, str] | None, cluster: str | None) -> l
             raise InputError(path, "required field missing from the header (sacct --noheader?)", row=1, column=name)
     if "Cluster" not in header and cluster is None:
         raise InputError(
-            path, "no Cluster field: add Cluster to sacct --format or pass the cluster name", row=1, column="Cluster"
+            path,
+            "no Cluster field: add Cluster to sacct --format or set cluster in its [[telemetry]] section",
+            row=1,
+            column="Cluster",
         )
     return header
 

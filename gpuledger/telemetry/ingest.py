@@ -242,8 +242,13 @@ def insert_frame(con: duckdb.DuckDBPyConnection, table: str, frame: pl.DataFrame
 
 
 def _unattributable(con: duckdb.DuckDBPyConnection, source: str) -> list[str]:
-    """Reported, never priced: what the split cannot tie to a job or to a cloud resource."""
-    return [row[0] for row in con.execute(load_sql("telemetry/unattributable.sql"), {"source": source}).fetchall()]
+    """Reported, never priced: what the split cannot tie to a job or to a cloud resource, and samples handed over
+    more than once (counted once)."""
+    return [
+        row[0]
+        for name in ("telemetry/unattributable.sql", "telemetry/duplicate_samples.sql")
+        for row in con.execute(load_sql(name), {"source": source}).fetchall()
+    ]
 
 
 def _future_times(jobs: pl.DataFrame, activity: pl.DataFrame, now: datetime) -> list[str]:

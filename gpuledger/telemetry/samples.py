@@ -41,13 +41,14 @@ def aggregate_samples(
     *,
     interval_seconds: float,
 ) -> pl.DataFrame:
-    """Hourly activity (``GPU_ACTIVITY_SCHEMA``) of samples shaped like ``GPU_SAMPLES_SCHEMA``."""
+    """Hourly activity (``GPU_ACTIVITY_SCHEMA``) of samples shaped like ``GPU_SAMPLES_SCHEMA``; a sample handed over
+    more than once (the same GPU, job label, metric and time) is counted once, its copies in ``duplicate_samples``."""
     # temporary views: on the warehouse's connection a stored one would be a catalog change (a lake snapshot)
     if isinstance(samples, pl.DataFrame):
         typed = samples.select(GPU_SAMPLES_SCHEMA.names()).cast(dict(GPU_SAMPLES_SCHEMA))
-        con.register("gpu_samples", typed.to_arrow())
+        con.register("gpu_sample_copies", typed.to_arrow())
     else:
-        create_temp_view(con, "gpu_samples", samples)
+        create_temp_view(con, "gpu_sample_copies", samples)
     try:
         params = {
             "idle_threshold": aggregation.idle_threshold,
@@ -59,9 +60,17 @@ def aggregate_samples(
             "dram_metric": DCGM_DRAM_ACTIVE,
             "fb_metric": DCGM_FB_USED,
         }
+        con.execute(
+            "CREATE OR REPLACE TEMP VIEW gpu_samples AS SELECT *, 0 AS copies, value AS peak FROM gpu_sample_copies"
+        )
         frame = con.execute(load_sql("telemetry/gpu_activity.sql"), params).pl()
+        if frame["crowded"].any():
+            # Merging every sample costs four times the aggregation: done only when some GPU-hour may hold copies.
+            con.execute("CREATE OR REPLACE TEMP VIEW gpu_samples AS " + load_sql("telemetry/distinct_samples.sql"))
+            frame = con.execute(load_sql("telemetry/gpu_activity.sql"), params).pl()
     finally:
         con.execute("DROP VIEW IF EXISTS gpu_samples")
+        con.execute("DROP VIEW IF EXISTS gpu_sample_copies")
     return frame.cast(dict(GPU_ACTIVITY_SCHEMA)).select(GPU_ACTIVITY_SCHEMA.names())
 
 

@@ -5,6 +5,10 @@
 -- metrics that may price run time, preferred first), $source; $sm_metric, $tensor_metric, $dram_metric,
 -- $fb_metric: the DCGM field names kept beside the pricing metric.
 -- Connectors hand over each sample once (no overlapping query chunks); an hour never exceeds 3600 s per GPU.
+-- Input columns copies and peak: copies merged into the sample and the largest of them (distinct_samples.sql), 0
+-- and value when the caller merged none.
+-- crowded is true for a GPU-hour whose pricing samples fall in fewer interval slots than there are samples: copies of
+-- a sample (two exporters, a double scrape) or samples closer than the interval; the caller then merges copies.
 
 WITH per_metric AS (
     SELECT
@@ -35,7 +39,14 @@ WITH per_metric AS (
         CAST(avg(CAST(value AS DECIMAL(24, 9))) FILTER (WHERE metric = $sm_metric) AS DOUBLE) AS sm_active,
         CAST(avg(CAST(value AS DECIMAL(24, 9))) FILTER (WHERE metric = $tensor_metric) AS DOUBLE) AS tensor_active,
         CAST(avg(CAST(value AS DECIMAL(24, 9))) FILTER (WHERE metric = $dram_metric) AS DOUBLE) AS dram_active,
-        max(value) FILTER (WHERE metric = $fb_metric) AS fb_used_mib
+        max(peak) FILTER (WHERE metric = $fb_metric) AS fb_used_mib,
+        sum(copies) AS copies,
+        -- a pricing metric's group holds that metric alone: a slot of the interval taken twice is a copy, or
+        -- samples closer than the interval. The hour's slots as bits of a BIGINT (a DISTINCT count costs 5x the
+        -- memory), 62 of them: with more (intervals under 58.07 s) slots share bits and GPU-hours read as crowded.
+        count(*) > bit_count(bit_or(
+            CAST(1 AS BIGINT) << (epoch_us(ts) % 3600000000 // CAST($interval_seconds * 1000000 AS BIGINT) % 62)
+        )) AS crowded
     FROM gpu_samples
     GROUP BY cluster, node, gpu, 4, hour_number, 6, 7
 )
@@ -65,6 +76,8 @@ SELECT
     max(dram_active) AS dram_active,
     max(fb_used_mib) AS fb_used_mib,
     arg_min(samples, preference) AS samples,
+    sum(copies) AS duplicate_samples,
+    coalesce(bool_or(crowded) FILTER (WHERE preference IS NOT NULL), false) AS crowded,
     $source AS source
 FROM per_metric
 GROUP BY cluster, node, gpu, gpu_instance, hour_number, job_id

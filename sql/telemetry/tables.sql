@@ -48,6 +48,7 @@ CREATE TABLE IF NOT EXISTS gpu.activity (
     dram_active DOUBLE,
     fb_used_mib DOUBLE,
     samples BIGINT NOT NULL,
+    duplicate_samples BIGINT,
     source VARCHAR NOT NULL
 );
 
@@ -75,6 +76,7 @@ ALTER TABLE gpu.activity ADD COLUMN IF NOT EXISTS sm_active DOUBLE;
 ALTER TABLE gpu.activity ADD COLUMN IF NOT EXISTS tensor_active DOUBLE;
 ALTER TABLE gpu.activity ADD COLUMN IF NOT EXISTS dram_active DOUBLE;
 ALTER TABLE gpu.activity ADD COLUMN IF NOT EXISTS fb_used_mib DOUBLE;
+ALTER TABLE gpu.activity ADD COLUMN IF NOT EXISTS duplicate_samples BIGINT;
 ALTER TABLE gpu.checkpoint_bytes ADD COLUMN IF NOT EXISTS last_modified TIMESTAMPTZ;
 
 CREATE TABLE IF NOT EXISTS gpu.egress_bytes (

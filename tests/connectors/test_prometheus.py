@@ -47,6 +47,12 @@ H11 = DAY + timedelta(hours=11)
 H12 = DAY + timedelta(hours=12)
 THRESHOLD = 0.05
 MINUTE = timedelta(minutes=1)
+TWICE = {"Hostname": "node-e", "gpu": "0"}
+ONCE = {"Hostname": "node-f", "gpu": "0"}
+EXPORTERS = (
+    {"instance": "10.0.0.5:9400", "job": "dcgm-exporter"},
+    {"instance": "10.0.0.6:9400", "job": "gpu-operator"},
+)
 
 
 def fetch_gpu_activity(
@@ -121,6 +127,15 @@ def openmetrics() -> str:
         *_series(DCGM_ENGINE_ACTIVE, mig_1, _minutes(H10, 60, lambda i: 0.5)),
         *_series(DCGM_ENGINE_ACTIVE, mig_2, _minutes(H10, 60, lambda i: 0.25)),
         *_series(DCGM_ENGINE_ACTIVE, full, _minutes(H10, 60, lambda i: 0.7)),
+        # node-e GPU 0 is scraped by two exporters 30 s apart (their Prometheus job and instance differ), node-f
+        # GPU 0 by one, at the mean of the two.
+        *_series(DCGM_ENGINE_ACTIVE, {**TWICE, **EXPORTERS[0]}, _minutes(H10, 60, lambda i: 0.8 if i < 15 else 0.02)),
+        *_series(
+            DCGM_ENGINE_ACTIVE,
+            {**TWICE, **EXPORTERS[1]},
+            _minutes(H10 + timedelta(seconds=30), 60, lambda i: 0.6 if i < 15 else 0.02),
+        ),
+        *_series(DCGM_ENGINE_ACTIVE, {**ONCE, **EXPORTERS[0]}, _minutes(H10, 60, lambda i: 0.7 if i < 15 else 0.02)),
     ]
     # node-s GPU 0 exports every field: SM activity prices it; FB_USED peaks in one 15-second scrape.
     profiling = [
@@ -128,9 +143,17 @@ def openmetrics() -> str:
         *_series(DCGM_TENSOR_ACTIVE, full, _minutes(H10, 60, lambda i: 0.2)),
         *_series(DCGM_DRAM_ACTIVE, full, _minutes(H10, 60, lambda i: 0.3)),
     ]
-    framebuffer = _series(
-        DCGM_FB_USED, full, [(H10 + i * timedelta(seconds=15), 30000.0 if i == 101 else 1000.0) for i in range(240)]
-    )
+    framebuffer = [
+        *_series(
+            DCGM_FB_USED,
+            full,
+            [(H10 + i * timedelta(seconds=15), 30000.0 if i == 101 else 1000.0) for i in range(240)],
+        ),
+        # one of node-e's exporters misses the peak: the high-water mark is the larger copy, not their mean
+        *_series(DCGM_FB_USED, {**TWICE, **EXPORTERS[0]}, _minutes(H10, 60, lambda i: 20000.0 if i == 7 else 1000.0)),
+        *_series(DCGM_FB_USED, {**TWICE, **EXPORTERS[1]}, _minutes(H10 + timedelta(seconds=30), 60, lambda i: 1000.0)),
+        *_series(DCGM_FB_USED, {**ONCE, **EXPORTERS[0]}, _minutes(H10, 60, lambda i: 20000.0 if i == 7 else 1000.0)),
+    ]
     gpu_util = [
         *_series(DCGM_GPU_UTIL, {"Hostname": "node-a", "gpu": "1", **pod_a}, _minutes(H10, 60, lambda i: 99.0)),
         # node-b GPU 0: no profiling; 50 % for 30 minutes under Slurm job 4242, then one NaN.
@@ -360,6 +383,15 @@ def test_sm_activity_is_preferred_and_the_other_fields_are_kept(result: Promethe
     # Profiling-less GPUs have no profiling fields.
     fallback = _row(result.activity, "node-b", "0", H10)
     assert [fallback[name] for name in ("sm_active", "tensor_active", "dram_active", "fb_used_mib")] == [None] * 4
+
+
+def test_a_gpu_two_exporters_hand_over_is_one_gpu_and_its_copies_are_counted(result: PrometheusResult) -> None:
+    twice, once = _row(result.activity, "node-e", "0", H10), _row(result.activity, "node-f", "0", H10)
+    # 60 windows of the engine activity and of FB_USED, each handed over by both exporters
+    assert (twice.pop("duplicate_samples"), once.pop("duplicate_samples")) == (120, 0)
+    assert twice | {"node": "node-f"} == once
+    assert (once["samples"], once["active_seconds"], once["fb_used_mib"]) == (60, 900, 20000)
+    assert once["mean_utilization"] == pytest.approx((15 * 0.7 + 45 * 0.02) / 60)
 
 
 @pytest.mark.parametrize(

@@ -311,7 +311,7 @@ def test_missing_cluster_column_needs_the_cluster_argument(tmp_path):
         "JobID|JobName|Account|User|NodeList|AllocTRES|Start|End|State\n"
         "5|x|ml|alice|gpu-01|gres/gpu=1|2026-11-03T14:00:00|2026-11-03T15:00:00|COMPLETED\n"
     )
-    with pytest.raises(InputError, match="pass the cluster name") as caught:
+    with pytest.raises(InputError, match=r"set cluster in its \[\[telemetry\]\] section") as caught:
         read_sacct(path)
     assert (caught.value.file, caught.value.row, caught.value.column) == (str(path), 1, "Cluster")
 

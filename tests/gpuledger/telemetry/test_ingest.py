@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import itertools
 import os
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from connectors.telemetry.prometheus import TelemetryError
 from gpuledger.telemetry.ingest import ingest_telemetry
+from gpuledger.warehouse.home import open_warehouse
 from models.config import load_config
 from pipelines.deliveries import allocate
 from tests.fixtures.allocation_cases import Charge, at, insert_charges
+from tests.gpuledger.gates.test_contract import _published, _run
 
 NOW = datetime(2026, 11, 20, tzinfo=UTC)
 
@@ -207,6 +211,36 @@ def test_a_later_sacct_dump_replaces_a_job_an_earlier_dump_saw_running(home, con
     ]
 
 
+def test_a_slurm_source_without_cluster_takes_each_row_s_cluster_and_needs_one_or_the_other(home, con):
+    from models.errors import InputError
+
+    header = "JobID|JobName|Account|User|Cluster|NodeList|AllocTRES|Start|End|State\n"
+    rows = (
+        "77|pretrain|llm|ann|c1|gpu-01|gres/gpu=8|2026-11-01T00:00:00|2026-11-01T04:00:00|COMPLETED\n"
+        "78|eval|llm|ann|c2|gpu-01|gres/gpu=8|2026-11-01T00:00:00|2026-11-01T04:00:00|COMPLETED\n"
+    )
+    (home / "sacct").mkdir()
+    (home / "sacct" / "2026-11.txt").write_text(header + rows)
+    (home / "gpus.csv").write_text("job_id,node,gpus\n77,gpu-01,0-7\n78,gpu-01,0-7\n")
+    (home / "gpuledger.toml").write_text(
+        '[[telemetry]]\nname = "s"\nkind = "slurm"\npath = "sacct"\ngpu_map = "gpus.csv"\n'
+    )
+    config = load_config(home)
+    ingest_telemetry(con, config.telemetry, config.allocation, "2026-11", now=NOW)
+    assert con.execute("SELECT cluster, job_id, len(gpu_ids) FROM gpu.jobs ORDER BY ALL").fetchall() == [
+        ("c1", "77", 8),
+        ("c2", "78", 8),
+    ]
+    # neither a Cluster column nor a configured cluster: the file is refused, naming the missing field
+    without = home / "sacct" / "2026-11.txt"
+    without.write_text(
+        "".join("|".join(line.split("|")[:4] + line.split("|")[5:]) for line in [header, *rows.splitlines(True)])
+    )
+    with pytest.raises(InputError, match=r"set cluster in its \[\[telemetry\]\] section") as refused:
+        ingest_telemetry(con, config.telemetry, config.allocation, "2026-11", now=NOW)
+    assert (refused.value.file, refused.value.row, refused.value.column) == (str(without), 1, "Cluster")
+
+
 def test_requeue_attempts_across_dumps_are_numbered_once_merged(home, con):
     header = "JobID|JobName|Account|User|Cluster|WCKey|NodeList|AllocTRES|Start|End|State\n"
 
@@ -257,3 +291,32 @@ def test_the_configured_pricing_metrics_choose_and_checkpoint_write_times_land(h
     assert con.execute("SELECT uri, last_modified FROM gpu.checkpoint_bytes").fetchall() == [
         ("s3://ckpt/j1/", datetime(2026, 11, 1, 23, tzinfo=UTC))
     ]
+
+
+def test_demo_samples_handed_over_twice_count_once_and_are_reported(demo_copy, demo_home):
+    before = _published(demo_copy, demo_home)
+    samples = 0
+    with duckdb.connect() as scratch:
+        for path in sorted((demo_copy / "telemetry" / "slurm" / "dcgm").glob("*.parquet")):
+            # every row twice, as two exporters of the cluster would hand it over
+            copy = path.with_name(path.name + ".tmp")
+            scratch.execute(f"COPY (FROM '{path}' UNION ALL FROM '{path}') TO '{copy}' (FORMAT parquet)")
+            samples += scratch.execute(
+                "SELECT count(engine_active) + count(sm_active) + count(tensor_active) + count(dram_active)"
+                f" + count(fb_used_mib) FROM '{path}'"
+            ).fetchone()[0]
+            copy.replace(path)
+    ran = _run(demo_copy, "run")
+    assert ran.returncode == 0, ran.stderr
+    assert _published(demo_copy, demo_home) == before
+    with closing(open_warehouse(demo_copy)) as con:
+        (notes,) = con.execute(
+            "SELECT notes FROM meta.telemetry_loads WHERE source_name = 'helios-slurm-dcgm'"
+            " ORDER BY loaded_at DESC LIMIT 1"
+        ).fetchone()
+    assert any(note.startswith(f"{samples} duplicate sample(s) of ") for note in notes), notes
+    # said where a person looks: the run's summary and status
+    status = _run(demo_copy, "status")
+    assert status.returncode == 0, status.stderr
+    for shown in (ran.stdout, status.stdout):
+        assert f"\nnote: telemetry helios-slurm-dcgm: {samples} duplicate sample(s) of " in shown, shown
