@@ -421,6 +421,14 @@ def _warehouse(path: Path, home: Path, table: object) -> WarehouseConfig:
             path, "[warehouse] s3_endpoint_url must be http(s)://host:port", column="warehouse.s3_endpoint_url"
         )
     file = _catalog_file(catalog)
+    if file and workers > 1:
+        raise InputError(
+            path,
+            f"[warehouse] workers = {workers} needs a catalog on a database server: a DuckDB-file catalog ({file})"
+            " takes one writing process, so parallel loads would fail on its lock; set workers = 1 or use a"
+            " Postgres catalog (ducklake:postgres:...)",
+            column="warehouse.workers",
+        )
     return WarehouseConfig(
         catalog=f"ducklake:{home / file}" if file else catalog,
         data_path=data_path if _is_url(data_path) else str(home / data_path),

@@ -137,6 +137,23 @@ def test_warehouse_mistakes_name_the_key(home, table, column):
     assert error.value.column == column
 
 
+def test_several_workers_on_a_duckdb_file_catalog_are_refused_in_one_line(home):
+    # a DuckDB-file catalog takes one writing process: parallel loads would fail on its lock at the first run
+    (home / "gpuledger.toml").write_text(
+        '[warehouse]\ncatalog = "ducklake:lake/catalog.ducklake"\ndata_path = "lake/data"\nworkers = 2\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError) as error:
+        load_warehouse_config(home)
+    assert error.value.column == "warehouse.workers"
+    assert "set workers = 1 or use a Postgres catalog" in str(error.value) and "\n" not in str(error.value)
+    (home / "gpuledger.toml").write_text(
+        '[warehouse]\ncatalog = "ducklake:lake/catalog.ducklake"\ndata_path = "lake/data"\nworkers = 1\n',
+        encoding="utf-8",
+    )
+    assert load_warehouse_config(home).workers == 1
+
+
 def test_the_environment_names_the_lake_where_the_file_does_not(home, monkeypatch):
     monkeypatch.setenv("GPULEDGER_WAREHOUSE_CATALOG", "ducklake:lake/catalog.ducklake")
     monkeypatch.setenv("GPULEDGER_WAREHOUSE_DATA_PATH", "s3://env-bucket/lake/")
