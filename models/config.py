@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import ClassVar
+from urllib.parse import urlsplit
 
 from models.advice import AdviceConfig, parse_advice
 from models.allocation import AllocationConfig, parse_allocation
@@ -545,7 +546,20 @@ def _remote(
         if ("account_url" in options) == ("connection_string_env" in options):
             message = f"{where}: set one of 'account_url' and 'connection_string_env'"
             raise InputError(path, message, column=f"{kind}.account_url")
+        if url_carries_secret(str(options.get("account_url", ""))):  # never echoed: the token is a secret
+            message = (
+                f"{where}: account_url carries a SAS token or credentials, a secret this file must not hold; give the"
+                " account's URL alone (https://<account>.blob.core.windows.net) with DefaultAzureCredential, or the"
+                " name of an environment variable holding a connection string as connection_string_env"
+            )
+            raise InputError(path, message, column=f"{kind}.account_url")
     return _REMOTE_TYPES[kind](landing=landing, **options)  # keys are the fields, checked above
+
+
+def url_carries_secret(url: str) -> bool:
+    """Whether ``url`` holds more than a location: a query (a SAS token), a fragment or user info."""
+    parts = urlsplit(url)
+    return bool(parts.query or parts.fragment or parts.username or parts.password)
 
 
 def _export_folder(remote: RemoteConfig, fmt: str) -> Path:

@@ -69,6 +69,19 @@ def test_remote_mistakes_name_the_key(home, table, column):
     assert error.value.column == column
 
 
+def test_an_azure_account_url_carrying_a_sas_token_is_refused_without_echoing_it(home):
+    secret = "sv=2022-11-02&ss=b&srt=co&sp=rl&se=2027-01-01T00:00:00Z&sig=c2VjcmV0LXNpZ25hdHVyZQ%3D"
+    with pytest.raises(InputError) as error:
+        _config(
+            home,
+            '[[sources]]\nname = "mca"\nformat = "azure-actual"\n[sources.azure_blob]\ncontainer = "c"\n'
+            f'directory = "d"\nexport = "e"\naccount_url = "https://a.blob.core.windows.net/?{secret}"\n',
+        )
+    assert error.value.column == "azure_blob.account_url"
+    assert "SAS token" in str(error.value) and "\n" not in str(error.value)
+    assert "sig=" not in str(error.value) and "c2VjcmV0" not in str(error.value)
+
+
 def test_a_bigquery_source_lands_its_dataset_and_takes_integer_options(home):
     (source,) = _config(
         home,
