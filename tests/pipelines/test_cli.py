@@ -15,10 +15,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from gpuledger.warehouse.database import schema_fingerprint
+from gpuledger.warehouse.database import SCHEMA_VERSION, WAREHOUSE_FILE, schema_fingerprint
 from gpuledger.warehouse.home import connect_warehouse
 from pipelines.cli import EXIT_BROKEN_PIPE, main
 from tests.fixtures.cur_cases import EXPECTED_BILLED, EXPECTED_EFFECTIVE, PAYER, every_line_item_type, write_cur1_csv
+from tests.gpuledger.gates.test_contract import _one_line_error, _published, _run
 
 
 def test_import_prints_slice_totals_and_export_writes_typed_parquet(home, tmp_path, capsys):
@@ -287,6 +288,26 @@ def test_sql_opens_the_duckdb_cli_read_only_when_the_shell_finds_one(demo_home, 
         timeout=120,
     )
     assert (done.returncode, done.stdout) == (0, f"duckdb -readonly {demo_home / 'analyst.duckdb'}\n"), done.stderr
+
+
+def test_a_warehouse_a_newer_gpuledger_migrated_is_refused_in_one_line_and_left_as_it_is(demo_copy, demo_home):
+    warehouse = demo_copy / WAREHOUSE_FILE
+    with closing(duckdb.connect(str(warehouse))) as con:  # what a newer gpuledger's migration leaves
+        con.execute("ALTER TABLE meta.schema_version ADD COLUMN IF NOT EXISTS version INTEGER")
+        con.execute("UPDATE meta.schema_version SET fingerprint = 'newer', version = $v", {"v": SCHEMA_VERSION + 1})
+        recorded = con.execute("SELECT * FROM meta.schema_version").fetchall()
+    before = _published(demo_copy, demo_home)
+    for command in (["run"], ["report", "--month", "2026-10"], ["migrate"]):
+        done = _run(demo_copy, *command)
+        assert (done.returncode, _one_line_error(done.stderr)) == (
+            1,
+            f"gpuledger: error: {warehouse}: this warehouse was written by a newer gpuledger (schema"
+            f" {SCHEMA_VERSION + 1}; this gpuledger {version('gpuledger')} knows schema {SCHEMA_VERSION} and older);"
+            " upgrade gpuledger",
+        ), command
+    with closing(duckdb.connect(str(warehouse), read_only=True)) as con:
+        assert con.execute("SELECT * FROM meta.schema_version").fetchall() == recorded  # never migrated back
+    assert _published(demo_copy, demo_home) == before
 
 
 def test_migrate_brings_an_older_warehouse_to_this_schema_once(home, tmp_path, capsys):
