@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 from contextlib import closing
@@ -16,7 +18,8 @@ import duckdb
 import pytest
 
 from gpuledger.warehouse.database import SCHEMA_VERSION, WAREHOUSE_FILE, schema_fingerprint
-from gpuledger.warehouse.home import connect_warehouse
+from gpuledger.warehouse.failpoints import FAILPOINT_ENV
+from gpuledger.warehouse.home import RUN_LOCK_FILE, connect_warehouse
 from pipelines.cli import EXIT_BROKEN_PIPE, main
 from tests.fixtures.cur_cases import EXPECTED_BILLED, EXPECTED_EFFECTIVE, PAYER, every_line_item_type, write_cur1_csv
 from tests.gpuledger.gates.test_contract import _one_line_error, _published, _run
@@ -288,6 +291,24 @@ def test_sql_opens_the_duckdb_cli_read_only_when_the_shell_finds_one(demo_home, 
         timeout=120,
     )
     assert (done.returncode, done.stdout) == (0, f"duckdb -readonly {demo_home / 'analyst.duckdb'}\n"), done.stderr
+
+
+def test_a_run_killed_with_sigkill_shows_in_status_as_interrupted_and_the_next_run_takes_over(demo_copy):
+    (demo_copy / ".analyst-0123abcd.duckdb").write_bytes(b"")  # a publish's leftover: the run publishes again
+    env = {**os.environ, FAILPOINT_ENV: "publish:before-swap"}  # SIGKILL there, as kill -9 would
+    command = [sys.executable, "-m", "pipelines.cli", "run", "--home", str(demo_copy)]
+    killed = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _, stderr = killed.communicate(timeout=600)
+    assert killed.returncode == -signal.SIGKILL, stderr
+    holder = re.fullmatch(rf"pid {killed.pid}, started (\S+)", (demo_copy / RUN_LOCK_FILE).read_text(encoding="utf-8"))
+    assert holder is not None
+    status = _run(demo_copy, "status")
+    assert status.returncode == 1
+    assert f"last run: started {holder[1]} (pid {killed.pid}): interrupted" in status.stdout
+    assert _run(demo_copy, "run").returncode == 0  # the dead holder's lock is taken over
+    status = _run(demo_copy, "status")
+    assert status.returncode == 0 and re.search(r"last run: \S+: ok", status.stdout), status.stdout
+    assert (demo_copy / RUN_LOCK_FILE).read_text(encoding="utf-8") == ""  # ended: names no holder
 
 
 def test_a_warehouse_a_newer_gpuledger_migrated_is_refused_in_one_line_and_left_as_it_is(demo_copy, demo_home):
