@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from importlib.metadata import version
 from pathlib import Path
 
 import duckdb
@@ -76,7 +77,8 @@ def exclusive_run(home: Path) -> Iterator[None]:
             raise RunBusy(f"{home}: another gpuledger run is in progress ({holder}); try again when it ends") from None
         handle.seek(0)
         handle.truncate()
-        handle.write(f"pid {os.getpid()}, started {datetime.now(UTC).isoformat(timespec='seconds')}")
+        started = datetime.now(UTC).isoformat(timespec="seconds")
+        handle.write(f"pid {os.getpid()}, started {started}, gpuledger {version('gpuledger')}")
         handle.flush()
         ended = False
         try:
@@ -91,7 +93,8 @@ def exclusive_run(home: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)  # the lock also ends with the process, even on kill -9
 
 
-_HOLDER = re.compile(r"pid (\d+), started (\S+)")
+_HOLDER = re.compile(r"pid (\d+), started (\S+), gpuledger \S+")
+"""The holder's name in the lock file; without the version, an older gpuledger's, which never cleared it."""
 
 
 @dataclass(frozen=True)

@@ -300,7 +300,8 @@ def test_a_run_killed_with_sigkill_shows_in_status_as_interrupted_and_the_next_r
     killed = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _, stderr = killed.communicate(timeout=600)
     assert killed.returncode == -signal.SIGKILL, stderr
-    holder = re.fullmatch(rf"pid {killed.pid}, started (\S+)", (demo_copy / RUN_LOCK_FILE).read_text(encoding="utf-8"))
+    lock = (demo_copy / RUN_LOCK_FILE).read_text(encoding="utf-8")
+    holder = re.fullmatch(rf"pid {killed.pid}, started (\S+), gpuledger {re.escape(version('gpuledger'))}", lock)
     assert holder is not None
     status = _run(demo_copy, "status")
     assert status.returncode == 1
