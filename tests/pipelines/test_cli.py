@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 import shlex
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 from contextlib import closing
@@ -310,6 +312,51 @@ def test_a_run_killed_with_sigkill_shows_in_status_as_interrupted_and_the_next_r
     status = _run(demo_copy, "status")
     assert status.returncode == 0 and re.search(r"last run: \S+: ok", status.stdout), status.stdout
     assert (demo_copy / RUN_LOCK_FILE).read_text(encoding="utf-8") == ""  # ended: names no holder
+
+
+def _set_writable(tree: Path, *, writable: bool) -> None:
+    """``chmod -R a-w`` (or ``u+w`` again) on ``tree``; symbolic links have no modes of their own."""
+    for path in [tree, *tree.rglob("*")]:
+        if not path.is_symlink():
+            mode = path.stat().st_mode
+            os.chmod(path, mode | stat.S_IWUSR if writable else mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+
+
+def _as_a_user_bound_by_file_modes() -> None:
+    """In the child before it runs gpuledger: root loses the capabilities that ignore file modes (a container
+    without CAP_DAC_OVERRIDE), so a read-only home is read-only to it, as to any other user."""
+    if os.geteuid() != 0:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    for capability in (1, 2, 3):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER; gone once it execs
+        if libc.prctl(24, capability, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+def test_a_read_only_home_is_one_line_naming_what_cannot_be_written(demo_copy, demo_home):
+    before = _published(demo_copy, demo_home)
+    _set_writable(demo_copy, writable=False)
+    try:
+        for command in (["run"], ["report", "--month", "2026-10"], ["status"]):
+            done = subprocess.run(
+                [sys.executable, "-m", "pipelines.cli", *command, "--home", str(demo_copy)],
+                preexec_fn=_as_a_user_bound_by_file_modes,
+                capture_output=True,
+                text=True,
+                timeout=600,
+                check=False,
+            )
+            if command == ["status"]:  # reading needs no write
+                assert done.returncode == 0, done.stderr
+                continue
+            assert (done.returncode, _one_line_error(done.stderr)) == (
+                1,
+                f"gpuledger: error: {demo_copy / RUN_LOCK_FILE}: Permission denied: gpuledger writes in its home"
+                f" {demo_copy}: make it writable for the user running gpuledger, or choose another home with --home",
+            ), command
+    finally:
+        _set_writable(demo_copy, writable=True)
+    assert _published(demo_copy, demo_home) == before
 
 
 def test_a_warehouse_a_newer_gpuledger_migrated_is_refused_in_one_line_and_left_as_it_is(demo_copy, demo_home):
