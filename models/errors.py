@@ -82,8 +82,8 @@ _ALMOST_FULL = 256 * 2**20
 
 
 def environment_failure(exc: BaseException, home: Path | None = None) -> str | None:
-    """One line naming what ran out when ``exc`` (or an error it came from) is the machine's, not the input's;
-    ``home`` is where the run writes."""
+    """One line naming what ran out, or what may not be written, when ``exc`` (or an error it came from) is the
+    machine's, not the input's; ``home`` is where the run writes."""
     free = _free_bytes(home)
     seen: set[int] = set()
     error: BaseException | None = exc
@@ -98,7 +98,8 @@ def environment_failure(exc: BaseException, home: Path | None = None) -> str | N
         ):
             room = f" ({free / 2**20:,.0f} MiB free on the disk of {home})" if free is not None else ""
             return f"no space left on the disk{room}: free some and run again; nothing partial was published"
-        if denied := _permission_denied(error, home):
+        # an error of ours already names its file in one line (an unreadable configuration, a source's file)
+        if not isinstance(exc, GpuledgerError) and (denied := _permission_denied(error, home)):
             return denied
         if isinstance(error, MemoryError) or any(marker in text for marker in _OUT_OF_MEMORY):
             return (
@@ -118,7 +119,7 @@ def _permission_denied(error: BaseException, home: Path | None) -> str | None:
     if isinstance(error, OSError) and error.errno in _NO_PERMISSION:
         path = Path(os.fsdecode(error.filename)) if error.filename else None
         reason = f"{printable(str(path))}: {error.strerror}" if path else describe_error(error)
-    elif not isinstance(error, GpuledgerError) and any(marker in str(error) for marker in _NO_PERMISSION_TEXT):
+    elif any(marker in str(error) for marker in _NO_PERMISSION_TEXT):
         path, reason = None, describe_error(error)  # DuckDB names the file in its message
     else:
         return None
