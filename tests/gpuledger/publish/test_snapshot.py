@@ -22,6 +22,7 @@ from gpuledger.publish.snapshot import (
 )
 from gpuledger.warehouse.home import connect_warehouse, open_warehouse
 from pipelines.cli import main
+from tests.end_to_end.test_crash_safety import parquet_rows
 
 pytestmark = pytest.mark.both_warehouses
 
@@ -116,22 +117,17 @@ def test_the_gate_checks_again_only_a_delivery_whose_rows_or_code_changed_and_an
         assert publish_blockers(con) == [f"delivery {edited}: FOCUS checks focus_nullability"]
 
 
-def _parquet_rows(folder: Path) -> int:
-    with closing(duckdb.connect()) as con:
-        return con.execute("SELECT count(*) FROM read_parquet($glob)", {"glob": f"{folder}/**/*.parquet"}).fetchone()[0]  # type: ignore[index]
-
-
 def test_the_replaced_parquet_folder_stays_for_its_readers_until_the_next_publish(demo_copy):
     folder = demo_copy / PUBLISHED_FOLDER
     first = (folder / "focus").resolve(strict=True)  # where a reader that started before the publishes reads
-    rows = _parquet_rows(first)
+    rows = parquet_rows(first)
     with closing(open_warehouse(demo_copy)) as con:
         publish(con, demo_copy)
         second = (folder / "focus").resolve(strict=True)
-        assert second != first and _parquet_rows(first) == _parquet_rows(second) == rows  # the reader reads on
+        assert second != first and parquet_rows(first) == parquet_rows(second) == rows  # the reader reads on
         publish(con, demo_copy)
     third = (folder / "focus").resolve(strict=True)
-    assert not first.exists() and _parquet_rows(second) == _parquet_rows(third) == rows
+    assert not first.exists() and parquet_rows(second) == parquet_rows(third) == rows
     # the published folder and the one it replaced, nothing else: no folder of every publish piling up
     assert sorted(p.name for p in folder.iterdir()) == sorted(["focus", ".previous-focus", second.name, third.name])
     assert crash_leftovers(demo_copy) == []
