@@ -11,6 +11,7 @@ replace it with your own (``rate_card = "rates.csv"`` or ``[[advice.rates]]``) b
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal, InvalidOperation
@@ -210,9 +211,13 @@ def parse_advice(path: Path, home: Path, table: object) -> AdviceConfig:
         entries = table["rates"]
         if not isinstance(entries, list):
             raise InputError(path, "[[advice.rates]] must be an array of tables", column="advice.rates")
-        values["rates"] = tuple(
+        rates = [
             _rate(path, entry, f"[[advice.rates]] #{i}", "advice.rates") for i, entry in enumerate(entries, start=1)
+        ]
+        _one_price_per_key(
+            path, rates, lambda i: (f"[[advice.rates]] #{i + 1}", None), "advice.rates.price_per_gpu_hour"
         )
+        values["rates"] = tuple(rates)
         values["rates_are_example"] = False
     if "owned" in table:
         entries = table["owned"]
@@ -235,7 +240,25 @@ def read_rate_card(path: Path) -> tuple[RateCardEntry, ...]:
     missing = [c for c in RATE_CARD_COLUMNS if c not in rows[0]]
     if missing:
         raise InputError(path, f"rate card lacks column(s) {', '.join(missing)}", row=1, column=missing[0])
-    return tuple(_rate(path, row, f"row {i}", None, row=i) for i, row in enumerate(rows, start=2))
+    rates = [_rate(path, row, f"row {i}", None, row=i) for i, row in enumerate(rows, start=2)]
+    _one_price_per_key(path, rates, lambda i: (f"row {i + 2}", i + 2), "price_per_gpu_hour")
+    return tuple(rates)
+
+
+def _one_price_per_key(
+    path: Path, rates: list[RateCardEntry], name: Callable[[int], tuple[str, int | None]], column: str
+) -> None:
+    """Refuse a price contradicting an earlier one for the same provider, GPU, category, currency and date (``name``:
+    an entry's index -> where it is, its row): the estimates would take either, so the card is never guessed at."""
+    first: dict[tuple[object, ...], tuple[int, Decimal]] = {}
+    for index, rate in enumerate(rates):
+        key = (rate.provider, rate.gpu_model, rate.pricing_category, rate.currency, rate.as_of)
+        seen_at, price = first.setdefault(key, (index, rate.price_per_gpu_hour))
+        if price != rate.price_per_gpu_hour:
+            where, row = name(index)
+            what = f"{rate.provider} {rate.gpu_model} {rate.pricing_category} {rate.currency} as of {rate.as_of}"
+            message = f"{where}: {what} is priced {rate.price_per_gpu_hour} here and {price} at {name(seen_at)[0]}"
+            raise InputError(path, f"{message}; give one price", row=row, column=column)
 
 
 def _rate(path: Path, entry: object, where: str, section: str | None, row: int | None = None) -> RateCardEntry:
@@ -260,6 +283,9 @@ def _rate(path: Path, entry: object, where: str, section: str | None, row: int |
         message = f"{where}: unknown gpu_model {model!r} (known: {', '.join(sorted(GPU_MODELS))})"
         raise InputError(path, message, row=row, column=column("gpu_model"))
     price = _decimal(path, entry, "price_per_gpu_hour", where, row, column("price_per_gpu_hour"))
+    if price == 0:  # a free GPU-hour would make every move to it "save" the whole cost
+        message = f"{where}: price_per_gpu_hour is 0; give the price paid, or leave the row out"
+        raise InputError(path, message, row=row, column=column("price_per_gpu_hour"))
     try:
         as_of = date.fromisoformat(str(entry.get("as_of", "")).strip())
     except ValueError as exc:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import ClassVar
+from urllib.parse import urlsplit
 
 from models.advice import AdviceConfig, parse_advice
 from models.allocation import AllocationConfig, parse_allocation
@@ -427,6 +428,14 @@ def _warehouse(path: Path, home: Path, table: object) -> WarehouseConfig:
             path, "[warehouse] s3_endpoint_url must be http(s)://host:port", column="warehouse.s3_endpoint_url"
         )
     file = _catalog_file(catalog)
+    if file and workers > 1:
+        raise InputError(
+            path,
+            f"[warehouse] workers = {workers} needs a catalog on a database server: a DuckDB-file catalog ({file})"
+            " takes one writing process, so parallel loads would fail on its lock; set workers = 1 or use a"
+            " Postgres catalog (ducklake:postgres:...)",
+            column="warehouse.workers",
+        )
     return WarehouseConfig(
         catalog=f"ducklake:{home / file}" if file else catalog,
         data_path=data_path if _is_url(data_path) else str(home / data_path),
@@ -550,7 +559,20 @@ def _remote(
         if ("account_url" in options) == ("connection_string_env" in options):
             message = f"{where}: set one of 'account_url' and 'connection_string_env'"
             raise InputError(path, message, column=f"{kind}.account_url")
+        if url_carries_secret(str(options.get("account_url", ""))):  # never echoed: the token is a secret
+            message = (
+                f"{where}: account_url carries a SAS token or credentials, a secret this file must not hold; give the"
+                " account's URL alone (https://<account>.blob.core.windows.net) with DefaultAzureCredential, or the"
+                " name of an environment variable holding a connection string as connection_string_env"
+            )
+            raise InputError(path, message, column=f"{kind}.account_url")
     return _REMOTE_TYPES[kind](landing=landing, **options)  # keys are the fields, checked above
+
+
+def url_carries_secret(url: str) -> bool:
+    """Whether ``url`` holds more than a location: a query (a SAS token), a fragment or user info."""
+    parts = urlsplit(url)
+    return bool(parts.query or parts.fragment or parts.username or parts.password)
 
 
 def _export_folder(remote: RemoteConfig, fmt: str) -> Path:

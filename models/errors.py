@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import os
 import re
 import shutil
 from pathlib import Path
@@ -81,8 +82,8 @@ _ALMOST_FULL = 256 * 2**20
 
 
 def environment_failure(exc: BaseException, home: Path | None = None) -> str | None:
-    """One line naming what ran out when ``exc`` (or an error it came from) is the machine's, not the input's;
-    ``home`` is where the run writes."""
+    """One line naming what ran out, or what may not be written, when ``exc`` (or an error it came from) is the
+    machine's, not the input's; ``home`` is where the run writes."""
     free = _free_bytes(home)
     seen: set[int] = set()
     error: BaseException | None = exc
@@ -97,6 +98,9 @@ def environment_failure(exc: BaseException, home: Path | None = None) -> str | N
         ):
             room = f" ({free / 2**20:,.0f} MiB free on the disk of {home})" if free is not None else ""
             return f"no space left on the disk{room}: free some and run again; nothing partial was published"
+        # an error of ours already names its file in one line (an unreadable configuration, a source's file)
+        if not isinstance(exc, GpuledgerError) and (denied := _permission_denied(error, home)):
+            return denied
         if isinstance(error, MemoryError) or any(marker in text for marker in _OUT_OF_MEMORY):
             return (
                 f"out of memory: {describe_error(error)}; DuckDB keeps to GPULEDGER_MEMORY_LIMIT (default 1GB) and"
@@ -104,6 +108,27 @@ def environment_failure(exc: BaseException, home: Path | None = None) -> str | N
             )
         error = error.__cause__ or error.__context__
     return None
+
+
+_NO_PERMISSION = (errno.EACCES, errno.EPERM, errno.EROFS)
+_NO_PERMISSION_TEXT = ("Permission denied", "Read-only file system")  # DuckDB's words for them
+
+
+def _permission_denied(error: BaseException, home: Path | None) -> str | None:
+    """One line naming the path this user may not write (a read-only home, a read-only disk) and what to do."""
+    if isinstance(error, OSError) and error.errno in _NO_PERMISSION:
+        path = Path(os.fsdecode(error.filename)) if error.filename else None
+        reason = f"{printable(str(path))}: {error.strerror}" if path else describe_error(error)
+    elif any(marker in str(error) for marker in _NO_PERMISSION_TEXT):
+        path, reason = None, describe_error(error)  # DuckDB names the file in its message
+    else:
+        return None
+    if home is not None and (path is None or path.is_relative_to(home)):
+        return (
+            f"{reason}: gpuledger writes in its home {printable(str(home))}: make it writable for the user running"
+            " gpuledger, or choose another home with --home"
+        )
+    return f"{reason}: give the user running gpuledger access to it"
 
 
 def _free_bytes(home: Path | None) -> int | None:

@@ -33,6 +33,7 @@ from gpuledger.warehouse.home import (
     RunBusy,
     connect_warehouse,
     exclusive_run,
+    interrupted_run,
     locate_home,
     open_warehouse,
     resolve_home,
@@ -230,8 +231,8 @@ def _parser() -> argparse.ArgumentParser:
         "status",
         "what was pulled, loaded and published, and the billing months",
         "Per source: deliveries pulled and loaded, the newest period, freshness; repaired values; billing months"
-        " and their statements; the last run and publish. Exit 1 when the last run or publish failed, 3 when a"
-        " delivery is held for review.",
+        " and their statements; the last run and publish. Exit 1 when the last run or publish failed or the last run"
+        " was interrupted (killed), 3 when a delivery is held for review.",
         "gpuledger status --home .home",
     )
     status.set_defaults(handler=_status)
@@ -637,7 +638,13 @@ def _status(args: argparse.Namespace) -> int:
             print(_table(["month", "currency", "node-shared", "of jobs' GPU cost", "share"], shared))
     status = 0
     run = last_run(home)
-    if run is not None:
+    if interrupted := interrupted_run(home):
+        print(
+            f"\nlast run: started {interrupted.started} (pid {interrupted.pid}): interrupted, it ended without"
+            " finishing (killed, out of memory or disk, or the machine stopped); the next run takes over its lock"
+        )
+        status = 1
+    elif run is not None:
         print(f"\nlast run: {run['finished_at']}: {run['outcome']}")
         if run["outcome"] == "failed":
             print(f"  error: {run['error']}")

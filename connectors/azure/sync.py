@@ -31,7 +31,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
-from urllib.parse import urlparse
 
 from azure.core import MatchConditions
 from azure.core.credentials import TokenCredential
@@ -57,6 +56,7 @@ from connectors.azure.exports import (
 )
 from connectors.ledger import SyncResult, TransferLimits, atomic_file, now_utc, record_delivery
 from connectors.progress import transfer
+from models.config import url_carries_secret
 from models.errors import InputError, RemoteError
 from models.landing import LedgerEntry, LedgerFile, read_ledger
 
@@ -101,7 +101,7 @@ class AzureExportConfig(TransferLimits):
             raise InputError(where, f"export_path {self.export_path!r} has empty, '.' or '..' segments", "export_path")
         if (self.account_url is None) == (self.connection_string_env is None):
             raise InputError(where, "set exactly one of account_url and connection_string_env", column="account_url")
-        if self.account_url is not None and (urlparse(self.account_url).query or "@" in self.account_url):
+        if self.account_url is not None and url_carries_secret(self.account_url):
             # A SAS token or user info in the URL would be a secret in the config file.
             raise InputError(where, "account_url must not carry a SAS token or credentials", column="account_url")
         self.check_limits(where)

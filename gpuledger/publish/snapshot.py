@@ -11,7 +11,7 @@ The pipeline owns ``<home>/warehouse.duckdb``; analysts open ``<home>/analyst.du
    ``analyst.duckdb``: an analyst connected to the old file keeps reading it until every connection to it closes,
    and never waits on the pipeline, nor the pipeline on them;
 4. writes the FOCUS rows as Parquet partitioned by provider and billing month beside it, swapped in by a
-   symbolic link, for other engines.
+   symbolic link, for other engines; the folder it replaces stays for readers still in it until the next publish.
 
 A crash at any point leaves the last published file (and Parquet folder) as it was; the next publish removes
 the temporary leftovers.
@@ -252,28 +252,47 @@ def _compare(con: duckdb.DuckDBPyConnection, warehouse: str) -> list[str]:
 
 
 def _export_parquet(con: duckdb.DuckDBPyConnection, home: Path) -> Path:
-    """FOCUS rows as Parquet under ``published/focus``: a new folder, then the link moved to it in one rename."""
+    """FOCUS rows as Parquet under ``published/focus``: a new folder, then the link moved to it in one rename. The
+    folder it replaces stays, named by ``published/.previous-focus``, for readers still in it, until the next
+    publish retires this one and removes it."""
     folder = home / PUBLISHED_FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     version = f".focus-{uuid.uuid4().hex}"
     con.execute(load_sql("publish/focus_parquet.sql"), {"dir": str(folder / version)})
     link = folder / "focus"
-    previous = os.readlink(link) if link.is_symlink() else None
-    temp_link = folder / f".focus-link-{uuid.uuid4().hex}"
-    temp_link.symlink_to(version)
-    os.replace(temp_link, link)
+    previous = _link_target(link)
+    _point(link, version)
     if previous:
-        shutil.rmtree(folder / previous, ignore_errors=True)
+        retired = _link_target(folder / _PREVIOUS_LINK)
+        _point(folder / _PREVIOUS_LINK, previous)
+        if retired and retired != previous:
+            shutil.rmtree(folder / retired, ignore_errors=True)
     return link
 
 
+_PREVIOUS_LINK = ".previous-focus"
+"""``published/.previous-focus``: the Parquet folder the last publish replaced, kept for its readers."""
+
+
+def _point(link: Path, target: str) -> None:
+    """Make ``link`` name ``target`` in one rename: a reader finds the old target or the new, never none."""
+    temp_link = link.parent / f".focus-link-{uuid.uuid4().hex}"
+    temp_link.symlink_to(target)
+    os.replace(temp_link, link)
+
+
+def _link_target(link: Path) -> str | None:
+    return os.readlink(link) if link.is_symlink() else None
+
+
 def crash_leftovers(home: Path) -> list[Path]:
-    """Temporary files of a publish that crashed: never read by anyone, safe to delete."""
+    """Temporary files of a publish that crashed: never read by anyone (unlike the published Parquet folder and the
+    one it replaced), safe to delete."""
     found = list(home.glob(f"{_TEMP_PREFIX}*.duckdb*"))
     folder = home / PUBLISHED_FOLDER
     if folder.is_dir():
-        current = os.readlink(folder / "focus") if (folder / "focus").is_symlink() else None
-        found += [leftover for leftover in folder.glob(".focus-*") if leftover.name != current]
+        kept = {_link_target(folder / "focus"), _link_target(folder / _PREVIOUS_LINK)}
+        found += [leftover for leftover in folder.glob(".focus-*") if leftover.name not in kept]
     return found
 
 

@@ -9,6 +9,7 @@ import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import TypeVar
 
@@ -18,6 +19,7 @@ from gpuledger.warehouse.sqlfiles import load_sql, quote_ident, quote_literal
 from models import aws, azure, focus, gcp, units
 from models.allocation import CATEGORIES, EGRESS_USAGE_PATTERNS, IDLE_KINDS, AllocationConfig
 from models.currencies import ISO_4217_CODES
+from models.errors import GpuledgerError
 from models.formats import FORMATS
 from models.gpu_catalog import catalog_rows
 from models.telemetry import JOB_OUTCOMES
@@ -127,20 +129,46 @@ RefTable = tuple[str, tuple[str, ...], list[tuple[str, ...]]]
 """A reference table: its name, columns and rows (all text), generated from ``models``."""
 
 
+SCHEMA_VERSION = 1
+"""The warehouse schema's number, recorded by every migration: raise it with every change to the tables a release
+ships. It only grows, so a gpuledger older than the warehouse's schema refuses it instead of migrating it back
+(the fingerprint only tells that schemas differ, not which is newer). Warehouses before numbers count as 0."""
+
+
+class NewerSchema(GpuledgerError):
+    """The warehouse was migrated by a newer gpuledger: this one would rebuild it to its older schema, or fail."""
+
+
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> bool:
     """Bring the warehouse to this code's schema and reference tables, once: a warehouse already migrated to the
-    same :func:`schema_fingerprint` is left as it is, so opening one costs no DDL. True when it migrated."""
+    same :func:`schema_fingerprint` is left as it is, so opening one costs no DDL. True when it migrated; raises
+    :class:`NewerSchema` when a newer gpuledger migrated it."""
     references = _reference_tables()
     fingerprint = schema_fingerprint(references)
-    if _migrated_fingerprint(con) == fingerprint:
+    migrated, version = _migrated_schema(con)
+    if version > SCHEMA_VERSION:
+        [(where,)] = con.execute(
+            "SELECT coalesce(path, database_name) FROM duckdb_databases() WHERE database_name = current_database()"
+        ).fetchall()
+        raise NewerSchema(
+            f"{where}: this warehouse was written by a newer gpuledger (schema {version}; this gpuledger"
+            f" {package_version('gpuledger')} knows schema {SCHEMA_VERSION} and older); upgrade gpuledger"
+        )
+    if (migrated, version) == (fingerprint, SCHEMA_VERSION):
         return False
     with transaction(con):
         _migrate(con, references)
         con.execute(
-            "CREATE TABLE IF NOT EXISTS meta.schema_version (fingerprint VARCHAR NOT NULL, migrated_at TIMESTAMPTZ)"
+            "CREATE TABLE IF NOT EXISTS meta.schema_version"
+            " (fingerprint VARCHAR NOT NULL, migrated_at TIMESTAMPTZ, version INTEGER)"
         )
+        con.execute("ALTER TABLE meta.schema_version ADD COLUMN IF NOT EXISTS version INTEGER")
         con.execute("DELETE FROM meta.schema_version")
-        con.execute("INSERT INTO meta.schema_version VALUES ($fingerprint, now())", {"fingerprint": fingerprint})
+        con.execute(
+            "INSERT INTO meta.schema_version BY NAME SELECT $fingerprint AS fingerprint, now() AS migrated_at,"
+            " $version AS version",
+            {"fingerprint": fingerprint, "version": SCHEMA_VERSION},
+        )
     return True
 
 
@@ -157,13 +185,14 @@ def _custom_columns() -> list[tuple[str, str]]:
     return [(c.name, c.sql_type) for c in focus.CUSTOM_COLUMNS if c.nullable]
 
 
-def _migrated_fingerprint(con: duckdb.DuckDBPyConnection) -> str | None:
+def _migrated_schema(con: duckdb.DuckDBPyConnection) -> tuple[str | None, int]:
+    """The fingerprint and number of the schema the warehouse was last migrated to (None, 0: never)."""
     # asked directly, not through duckdb_tables(): on a lake, listing the catalog costs 0.2 s at every open
     try:
-        row = con.execute("SELECT max(fingerprint) FROM meta.schema_version").fetchone()
-    except duckdb.CatalogException:  # never migrated
-        return None
-    return str(row[0]) if row and row[0] else None
+        row = con.execute("SELECT max(fingerprint), coalesce(max(version), 0) FROM meta.schema_version").fetchone()
+    except (duckdb.CatalogException, duckdb.BinderException):  # never migrated, or before schemas were numbered
+        return None, 0
+    return (str(row[0]) if row[0] else None, int(row[1])) if row else (None, 0)
 
 
 def _migrate(con: duckdb.DuckDBPyConnection, references: Sequence[RefTable]) -> None:

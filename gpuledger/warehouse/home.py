@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from importlib.metadata import version
 from pathlib import Path
 
 import duckdb
@@ -62,7 +64,9 @@ class RunBusy(GpuledgerError):
 
 @contextmanager
 def exclusive_run(home: Path) -> Iterator[None]:
-    """Hold ``<home>``'s run lock for a whole run; a second run is refused at once, naming the holder."""
+    """Hold ``<home>``'s run lock for a whole run; a second run is refused at once, naming the holder. The lock file
+    names the holder until it ends, done or with an error it reported: one killed (or whose disk filled) leaves its
+    name there for :func:`interrupted_run`, and the next run takes the lock over."""
     home.mkdir(parents=True, exist_ok=True)
     with open(home / RUN_LOCK_FILE, "a+") as handle:
         try:
@@ -73,12 +77,51 @@ def exclusive_run(home: Path) -> Iterator[None]:
             raise RunBusy(f"{home}: another gpuledger run is in progress ({holder}); try again when it ends") from None
         handle.seek(0)
         handle.truncate()
-        handle.write(f"pid {os.getpid()}, started {datetime.now(UTC).isoformat(timespec='seconds')}")
+        started = datetime.now(UTC).isoformat(timespec="seconds")
+        handle.write(f"pid {os.getpid()}, started {started}, gpuledger {version('gpuledger')}")
         handle.flush()
+        ended = False
         try:
             yield
+            ended = True
+        except GpuledgerError:
+            ended = True  # told in one line (and recorded by a run): not an interruption
+            raise
         finally:
+            if ended:
+                handle.truncate(0)
             fcntl.flock(handle, fcntl.LOCK_UN)  # the lock also ends with the process, even on kill -9
+
+
+_HOLDER = re.compile(r"pid (\d+), started (\S+), gpuledger \S+")
+"""The holder's name in the lock file; without the version, an older gpuledger's, which never cleared it."""
+
+
+@dataclass(frozen=True)
+class InterruptedRun:
+    """A holder of the run lock that died before it ended: killed, out of memory or disk, the machine stopped."""
+
+    pid: int
+    started: str
+    """When it took the lock (ISO 8601, UTC)."""
+
+
+def interrupted_run(home: Path) -> InterruptedRun | None:
+    """The process the run lock file still names when it is no longer running; None when none is named (every
+    holder ended) or it still runs."""
+    try:
+        holder = _HOLDER.fullmatch((home / RUN_LOCK_FILE).read_text(encoding="utf-8").strip())
+    except FileNotFoundError:
+        return None
+    if holder is None:
+        return None
+    try:
+        os.kill(int(holder[1]), 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return InterruptedRun(int(holder[1]), holder[2])
+    except PermissionError:  # it runs, as another user
+        return None
+    return None
 
 
 def open_warehouse(home: Path) -> duckdb.DuckDBPyConnection:

@@ -229,10 +229,12 @@ def focus_rows(analyst: Path) -> int:
 
 
 def leftovers(home: Path) -> list[str]:
-    """Temporary files of a publish: hidden analyst files, Parquet folders or links the link does not name."""
-    current = os.readlink(home / PUBLISHED_FOLDER / "focus")
+    """Temporary files of a publish: hidden analyst files, Parquet folders or links neither the link nor the link to
+    the folder it replaced (kept for its readers) names."""
+    links = [home / PUBLISHED_FOLDER / name for name in ("focus", ".previous-focus")]
+    kept = {link.name for link in links} | {os.readlink(link) for link in links if link.is_symlink()}
     found = [p.name for p in home.glob(".analyst-*")]
-    found += [p.name for p in (home / PUBLISHED_FOLDER).iterdir() if p.name not in ("focus", current)]
+    found += [p.name for p in (home / PUBLISHED_FOLDER).iterdir() if p.name not in kept]
     return sorted(found)
 
 

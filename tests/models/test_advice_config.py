@@ -51,13 +51,43 @@ def test_a_rate_card_csv_replaces_the_example_with_exact_prices(home):
         ("Lambda,H100,on-demand,-1,USD,2026-12-01,x", "price_per_gpu_hour"),
         ("Lambda,H100,on-demand,2.49,USD,yesterday,x", "as_of"),
         ("Lambda,H100,on-demand,2.49,USDX,2026-12-01,x", "currency"),
+        ("Lambda,H100,on-demand,0,USD,2026-12-01,x", "price_per_gpu_hour"),  # a free GPU-hour "saves" everything
+        ("AWS,L4,on-demand,0.80,USD,2026-12-01,same price again", None),  # not a conflict: accepted
+        ("AWS,L4,on-demand,0.9,USD,2026-12-01,x", "price_per_gpu_hour"),  # which of 0.8 and 0.9?
     ],
 )
 def test_a_bad_rate_card_row_names_file_row_and_column(home, row, column):
     (home / "rates.csv").write_text(",".join(RATE_CARD_COLUMNS) + "\nAWS,L4,on-demand,0.8,USD,2026-12-01,x\n" + row)
+    if column is None:
+        assert len(_advice(home, '[advice]\nrate_card = "rates.csv"\n').rates) == 2
+        return
     with pytest.raises(InputError) as error:
         _advice(home, '[advice]\nrate_card = "rates.csv"\n')
     assert (error.value.file, error.value.row, error.value.column) == (str(home / "rates.csv"), 3, column)
+
+
+def _inline_rate(price: str, as_of: str = "2026-12-01") -> str:
+    return (
+        f'[[advice.rates]]\nprovider = "AWS"\ngpu_model = "H100"\npricing_category = "on-demand"\n'
+        f'price_per_gpu_hour = "{price}"\nas_of = "{as_of}"\nsource = "contract"\n'
+    )
+
+
+def test_a_rate_card_of_zero_or_conflicting_prices_is_refused_in_one_line(home):
+    with pytest.raises(InputError) as error:
+        _advice(home, _inline_rate("0") + _inline_rate("0.00"))
+    assert str(error.value) == (
+        f"{home / 'gpuledger.toml'}, column 'advice.rates.price_per_gpu_hour': [[advice.rates]] #1:"
+        " price_per_gpu_hour is 0; give the price paid, or leave the row out"
+    )
+    with pytest.raises(InputError) as error:
+        _advice(home, _inline_rate("6.88") + _inline_rate("4.10"))
+    assert str(error.value) == (
+        f"{home / 'gpuledger.toml'}, column 'advice.rates.price_per_gpu_hour': [[advice.rates]] #2: AWS H100"
+        " on-demand USD as of 2026-12-01 is priced 4.10 here and 6.88 at [[advice.rates]] #1; give one price"
+    )
+    # a price read again on another day is the card's history, not a conflict
+    assert len(_advice(home, _inline_rate("6.88") + _inline_rate("4.10", as_of="2027-01-01")).rates) == 2
 
 
 def test_inline_rates_and_owned_hardware(home):

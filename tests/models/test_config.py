@@ -70,6 +70,19 @@ def test_remote_mistakes_name_the_key(home, table, column):
     assert error.value.column == column
 
 
+def test_an_azure_account_url_carrying_a_sas_token_is_refused_without_echoing_it(home):
+    secret = "sv=2022-11-02&ss=b&srt=co&sp=rl&se=2027-01-01T00:00:00Z&sig=c2VjcmV0LXNpZ25hdHVyZQ%3D"
+    with pytest.raises(InputError) as error:
+        _config(
+            home,
+            '[[sources]]\nname = "mca"\nformat = "azure-actual"\n[sources.azure_blob]\ncontainer = "c"\n'
+            f'directory = "d"\nexport = "e"\naccount_url = "https://a.blob.core.windows.net/?{secret}"\n',
+        )
+    assert error.value.column == "azure_blob.account_url"
+    assert "SAS token" in str(error.value) and "\n" not in str(error.value)
+    assert "sig=" not in str(error.value) and "c2VjcmV0" not in str(error.value)
+
+
 def test_a_bigquery_source_lands_its_dataset_and_takes_integer_options(home):
     (source,) = _config(
         home,
@@ -136,6 +149,23 @@ def test_warehouse_mistakes_name_the_key(home, table, column):
     with pytest.raises(InputError) as error:
         load_warehouse_config(home)
     assert error.value.column == column
+
+
+def test_several_workers_on_a_duckdb_file_catalog_are_refused_in_one_line(home):
+    # a DuckDB-file catalog takes one writing process: parallel loads would fail on its lock at the first run
+    (home / "gpuledger.toml").write_text(
+        '[warehouse]\ncatalog = "ducklake:lake/catalog.ducklake"\ndata_path = "lake/data"\nworkers = 2\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError) as error:
+        load_warehouse_config(home)
+    assert error.value.column == "warehouse.workers"
+    assert "set workers = 1 or use a Postgres catalog" in str(error.value) and "\n" not in str(error.value)
+    (home / "gpuledger.toml").write_text(
+        '[warehouse]\ncatalog = "ducklake:lake/catalog.ducklake"\ndata_path = "lake/data"\nworkers = 1\n',
+        encoding="utf-8",
+    )
+    assert load_warehouse_config(home).workers == 1
 
 
 def test_the_environment_names_the_lake_where_the_file_does_not(home, monkeypatch):

@@ -154,7 +154,7 @@ def test_the_run_limits_match_the_tags_the_jobs_carry_on_a_file_and_on_a_lake_wi
     home = tmp_path / "home"
     home.mkdir()
     (home / "gpuledger.toml").write_text(
-        '[warehouse]\ncatalog = "ducklake:lake/catalog.ducklake"\ndata_path = "lake/data"\nworkers = 3\n'
+        '[warehouse]\ncatalog = "ducklake:postgres:dbname=lake host=pg"\ndata_path = "s3://b/lake/"\nworkers = 3\n'
     )
     monkeypatch.delenv("DAGSTER_HOME", raising=False)
     seeded = yaml.safe_load((dagster_home(home) / "dagster.yaml").read_text())

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
+import re
 import shlex
 import shutil
+import signal
+import stat
 import subprocess
 import sys
 from contextlib import closing
@@ -15,10 +19,12 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from gpuledger.warehouse.database import schema_fingerprint
-from gpuledger.warehouse.home import connect_warehouse
+from gpuledger.warehouse.database import SCHEMA_VERSION, WAREHOUSE_FILE, schema_fingerprint
+from gpuledger.warehouse.failpoints import FAILPOINT_ENV
+from gpuledger.warehouse.home import RUN_LOCK_FILE, connect_warehouse
 from pipelines.cli import EXIT_BROKEN_PIPE, main
 from tests.fixtures.cur_cases import EXPECTED_BILLED, EXPECTED_EFFECTIVE, PAYER, every_line_item_type, write_cur1_csv
+from tests.gpuledger.gates.test_contract import _one_line_error, _published, _run
 
 
 def test_import_prints_slice_totals_and_export_writes_typed_parquet(home, tmp_path, capsys):
@@ -287,6 +293,90 @@ def test_sql_opens_the_duckdb_cli_read_only_when_the_shell_finds_one(demo_home, 
         timeout=120,
     )
     assert (done.returncode, done.stdout) == (0, f"duckdb -readonly {demo_home / 'analyst.duckdb'}\n"), done.stderr
+
+
+def test_a_run_killed_with_sigkill_shows_in_status_as_interrupted_and_the_next_run_takes_over(demo_copy):
+    (demo_copy / ".analyst-0123abcd.duckdb").write_bytes(b"")  # a publish's leftover: the run publishes again
+    env = {**os.environ, FAILPOINT_ENV: "publish:before-swap"}  # SIGKILL there, as kill -9 would
+    command = [sys.executable, "-m", "pipelines.cli", "run", "--home", str(demo_copy)]
+    killed = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _, stderr = killed.communicate(timeout=600)
+    assert killed.returncode == -signal.SIGKILL, stderr
+    lock = (demo_copy / RUN_LOCK_FILE).read_text(encoding="utf-8")
+    holder = re.fullmatch(rf"pid {killed.pid}, started (\S+), gpuledger {re.escape(version('gpuledger'))}", lock)
+    assert holder is not None
+    status = _run(demo_copy, "status")
+    assert status.returncode == 1
+    assert f"last run: started {holder[1]} (pid {killed.pid}): interrupted" in status.stdout
+    assert _run(demo_copy, "run").returncode == 0  # the dead holder's lock is taken over
+    status = _run(demo_copy, "status")
+    assert status.returncode == 0 and re.search(r"last run: \S+: ok", status.stdout), status.stdout
+    assert (demo_copy / RUN_LOCK_FILE).read_text(encoding="utf-8") == ""  # ended: names no holder
+
+
+def _set_writable(tree: Path, *, writable: bool) -> None:
+    """``chmod -R a-w`` (or ``u+w`` again) on ``tree``; symbolic links have no modes of their own."""
+    for path in [tree, *tree.rglob("*")]:
+        if not path.is_symlink():
+            mode = path.stat().st_mode
+            os.chmod(path, mode | stat.S_IWUSR if writable else mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+
+
+def _as_a_user_bound_by_file_modes() -> None:
+    """In the child before it runs gpuledger: root loses the capabilities that ignore file modes (a container
+    without CAP_DAC_OVERRIDE), so a read-only home is read-only to it, as to any other user."""
+    if os.geteuid() != 0:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    for capability in (1, 2, 3):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER; gone once it execs
+        if libc.prctl(24, capability, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+def test_a_read_only_home_is_one_line_naming_what_cannot_be_written(demo_copy, demo_home):
+    before = _published(demo_copy, demo_home)
+    _set_writable(demo_copy, writable=False)
+    try:
+        for command in (["run"], ["report", "--month", "2026-10"], ["status"]):
+            done = subprocess.run(
+                [sys.executable, "-m", "pipelines.cli", *command, "--home", str(demo_copy)],
+                preexec_fn=_as_a_user_bound_by_file_modes,
+                capture_output=True,
+                text=True,
+                timeout=600,
+                check=False,
+            )
+            if command == ["status"]:  # reading needs no write
+                assert done.returncode == 0, done.stderr
+                continue
+            assert (done.returncode, _one_line_error(done.stderr)) == (
+                1,
+                f"gpuledger: error: {demo_copy / RUN_LOCK_FILE}: Permission denied: gpuledger writes in its home"
+                f" {demo_copy}: make it writable for the user running gpuledger, or choose another home with --home",
+            ), command
+    finally:
+        _set_writable(demo_copy, writable=True)
+    assert _published(demo_copy, demo_home) == before
+
+
+def test_a_warehouse_a_newer_gpuledger_migrated_is_refused_in_one_line_and_left_as_it_is(demo_copy, demo_home):
+    warehouse = demo_copy / WAREHOUSE_FILE
+    with closing(duckdb.connect(str(warehouse))) as con:  # what a newer gpuledger's migration leaves
+        con.execute("ALTER TABLE meta.schema_version ADD COLUMN IF NOT EXISTS version INTEGER")
+        con.execute("UPDATE meta.schema_version SET fingerprint = 'newer', version = $v", {"v": SCHEMA_VERSION + 1})
+        recorded = con.execute("SELECT * FROM meta.schema_version").fetchall()
+    before = _published(demo_copy, demo_home)
+    for command in (["run"], ["report", "--month", "2026-10"], ["migrate"]):
+        done = _run(demo_copy, *command)
+        assert (done.returncode, _one_line_error(done.stderr)) == (
+            1,
+            f"gpuledger: error: {warehouse}: this warehouse was written by a newer gpuledger (schema"
+            f" {SCHEMA_VERSION + 1}; this gpuledger {version('gpuledger')} knows schema {SCHEMA_VERSION} and older);"
+            " upgrade gpuledger",
+        ), command
+    with closing(duckdb.connect(str(warehouse), read_only=True)) as con:
+        assert con.execute("SELECT * FROM meta.schema_version").fetchall() == recorded  # never migrated back
+    assert _published(demo_copy, demo_home) == before
 
 
 def test_migrate_brings_an_older_warehouse_to_this_schema_once(home, tmp_path, capsys):

@@ -12,9 +12,17 @@ import pytest
 
 from gpuledger.gates import verdicts
 from gpuledger.gates.verdicts import delivery_verdict, publish_blockers, record_passed_deliveries
-from gpuledger.publish.snapshot import ANALYST_FILE, PUBLISHED_TABLES, PublishRefused, publish
+from gpuledger.publish.snapshot import (
+    ANALYST_FILE,
+    PUBLISHED_FOLDER,
+    PUBLISHED_TABLES,
+    PublishRefused,
+    crash_leftovers,
+    publish,
+)
 from gpuledger.warehouse.home import connect_warehouse, open_warehouse
 from pipelines.cli import main
+from tests.end_to_end.test_crash_safety import parquet_rows
 
 pytestmark = pytest.mark.both_warehouses
 
@@ -109,6 +117,22 @@ def test_the_gate_checks_again_only_a_delivery_whose_rows_or_code_changed_and_an
         assert publish_blockers(con) == [f"delivery {edited}: FOCUS checks focus_nullability"]
 
 
+def test_the_replaced_parquet_folder_stays_for_its_readers_until_the_next_publish(demo_copy):
+    folder = demo_copy / PUBLISHED_FOLDER
+    first = (folder / "focus").resolve(strict=True)  # where a reader that started before the publishes reads
+    rows = parquet_rows(first)
+    with closing(open_warehouse(demo_copy)) as con:
+        publish(con, demo_copy)
+        second = (folder / "focus").resolve(strict=True)
+        assert second != first and parquet_rows(first) == parquet_rows(second) == rows  # the reader reads on
+        publish(con, demo_copy)
+    third = (folder / "focus").resolve(strict=True)
+    assert not first.exists() and parquet_rows(second) == parquet_rows(third) == rows
+    # the published folder and the one it replaced, nothing else: no folder of every publish piling up
+    assert sorted(p.name for p in folder.iterdir()) == sorted(["focus", ".previous-focus", second.name, third.name])
+    assert crash_leftovers(demo_copy) == []
+
+
 def test_a_rerun_publishes_identical_tables_and_cleans_crash_leftovers(demo_copy):
     assert main(["run", "--home", str(demo_copy)]) == 0  # the copy's own paths (rate source file) settle first
     before = _published(demo_copy)
@@ -121,4 +145,5 @@ def test_a_rerun_publishes_identical_tables_and_cleans_crash_leftovers(demo_copy
     assert not leftover.exists()
     folders = sorted(p.name for p in (demo_copy / "published").iterdir())
     new_parquet = os.readlink(demo_copy / "published" / "focus")
-    assert folders == sorted([new_parquet, "focus"]) and new_parquet != old_parquet
+    # the folder it replaced stays for its readers, named by .previous-focus
+    assert folders == sorted([new_parquet, "focus", ".previous-focus", old_parquet]) and new_parquet != old_parquet
