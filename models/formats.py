@@ -23,10 +23,13 @@ class Provider:
     key: str
     name: str | None
     """ProviderName of its slices; None: several providers, named by each row (generic FOCUS files)."""
+    lists_identical_rows: bool = False
+    """It bills several identical charges as identical rows (Azure, docs/decisions/0006): its rows repeating each
+    other are no sign of a line listed twice."""
 
 
 AWS = Provider("aws", AWS_PROVIDER_NAME)
-AZURE = Provider("azure", AZURE_PROVIDER_NAME)
+AZURE = Provider("azure", AZURE_PROVIDER_NAME, lists_identical_rows=True)
 GCP = Provider("gcp", GCP_PROVIDER_NAME)
 ANY_FOCUS = Provider("focus", None)
 PROVIDERS: dict[str, Provider] = {p.key: p for p in (AWS, AZURE, GCP, ANY_FOCUS)}

@@ -13,7 +13,7 @@ A delivery that passes all of that can still be implausible; :func:`hold_reasons
 person (``gpuledger accept``): it empties a slice that has charges, shrinks or inflates an open month's money on the
 days already published beyond ``[ingest] hold_open_month_change``, moves a closed month by more than
 ``[ingest] hold_closed_month_change``, charges usage far outside its billing period, or, in a format without
-line-item ids whose provider never lists a charge twice, repeats a row.
+line-item ids, repeats a row of a provider that never lists one charge as two identical rows.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from gpuledger.warehouse.sqlfiles import load_sql
 from models.config import IngestConfig
 from models.delivery import Delivery
 from models.errors import InputError
+from models.formats import PROVIDERS
 
 SliceKey = tuple[str, str, dt.datetime]
 """(ProviderName, BillingAccountId, BillingPeriodStart)."""
@@ -116,7 +117,7 @@ def hold_reasons(
     con: duckdb.DuckDBPyConnection, delivery_id: str, rules: IngestConfig, *, twins_held: bool
 ) -> list[Hold]:
     """The hold rules the staged delivery breaks against what is published now (empty: publish it); ``twins_held``:
-    its format has no line-item ids and its provider never lists a charge as two identical rows."""
+    its format has no line-item ids."""
     enabled = {
         "empty_slice": rules.hold_empty_slice,
         "open_month_change": True,
@@ -133,6 +134,8 @@ def hold_reasons(
             params["share"] = rules.hold_closed_month_change
         elif name == "open_month_change":
             params["share"] = rules.hold_open_month_change
+        elif name == "twin_rows":
+            params["providers"] = [p.name for p in PROVIDERS.values() if p.lists_identical_rows]
         for provider, account, month, detail in con.execute(load_sql(f"gates/holds/{name}.sql"), params).fetchall():
             holds.append(Hold(name, str(provider), str(account), str(month), str(detail)))
     return holds

@@ -57,14 +57,12 @@ class FormatModel:
     line_item_identity: tuple[str, ...] = ()
     """Canonical columns identifying a line item within a delivery (AWS: LineItemId + TimeInterval); a
     delivery listing one twice is refused. Empty: the format has no line-item id (rows are numbered by content)."""
-    lists_identical_rows: bool = False
-    """The provider lists several identical rows as separate charges (Azure, docs/decisions/0006); elsewhere a
-    format without line-item ids that repeats a row is held for a person (``sql/gates/holds/twin_rows.sql``)."""
 
     @property
     def twins_held(self) -> bool:
-        """A row repeating another of its delivery is held: the format has no id to tell a second charge."""
-        return not self.line_item_identity and not self.lists_identical_rows
+        """A row repeating another of its delivery is held (``sql/gates/holds/twin_rows.sql``): the format has no id
+        to tell a second charge from a line listed twice."""
+        return not self.line_item_identity
 
 
 _AWS_CUR = FormatModel(
@@ -79,9 +77,7 @@ _AWS_CUR = FormatModel(
 )
 
 
-def _focus_passthrough(
-    provider_name: str | None, profile: focus_passthrough.FocusProfile, *, lists_identical_rows: bool = False
-) -> FormatModel:
+def _focus_passthrough(provider_name: str | None, profile: focus_passthrough.FocusProfile) -> FormatModel:
     # One model for every FOCUS export; the profile adds what one provider's export carries.
     return FormatModel(
         provider_name=provider_name,
@@ -90,7 +86,6 @@ def _focus_passthrough(
         source_totals_sql="normalize/focus_passthrough_source_totals.sql",
         enumerated_columns={},
         source_header=profile.source_header,
-        lists_identical_rows=lists_identical_rows,
     )
 
 
@@ -129,7 +124,6 @@ def _azure_cost_details(create_source_view: SourceViewBuilder, *, read_whole: bo
         find_bad_value=azure_cost_details.find_bad_value,
         source_header=azure_cost_details.source_header,
         read_whole=read_whole,
-        lists_identical_rows=True,
     )
 
 
@@ -138,7 +132,7 @@ FORMAT_MODELS: dict[str, FormatModel] = {
     "aws-cur1": _AWS_CUR,
     "aws-cur2": _AWS_CUR,
     "aws-focus": _focus_passthrough(AWS.name, aws_focus.PROFILE),
-    "azure-focus": _focus_passthrough(AZURE.name, azure_focus.PROFILE, lists_identical_rows=True),
+    "azure-focus": _focus_passthrough(AZURE.name, azure_focus.PROFILE),
     "focus": _focus_passthrough(None, focus_passthrough.GENERIC),
     "gcp-bq": _GCP_BQ,
     "gcp-focus": _GCP_FOCUS,

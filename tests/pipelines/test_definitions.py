@@ -59,6 +59,7 @@ DEMO_CHECKS = {
     ("focus/costs", "focus_conformance"): True,
     ("focus/costs", "source_reconciliation"): True,
     ("focus/costs", "held_deliveries"): False,
+    ("focus/costs", "refused_deliveries"): False,
     ("allocation/cost_split", "split_reconciliation"): True,
     ("allocation/cost_split", "gpu_attribution"): False,
     ("publish/analyst_duckdb", "source_freshness"): False,

@@ -1,8 +1,9 @@
 -- Rows of the staged delivery equal to another of its rows in every column but their place in the files: a format
 -- without line-item ids cannot say whether a repeated line is a second charge or the same one listed twice (a
 -- FOCUS file with every row doubled, a GCP record twice in one extract), so a person decides. Run only for formats
--- whose model says so (FormatModel.twins_held): repeated ids of formats with ids are refused before, and Azure
--- lists identical charges as rows of their own (docs/decisions/0006). Parameter: $id (staged delivery).
+-- without ids (FormatModel.twins_held: repeated ids are refused before); rows of $providers, which list identical
+-- charges as rows of their own (Azure, docs/decisions/0006), are not compared. Parameters: $id (staged delivery),
+-- $providers (their ProviderNames).
 WITH staged AS (
     SELECT
         ProviderName,
@@ -12,7 +13,7 @@ WITH staged AS (
         x_SourceLineItemId,
         hash(*COLUMNS(* EXCLUDE (x_SourceFile, x_SourceLineItemId))) AS content
     FROM focus.cost_rows
-    WHERE x_DeliveryId = $id
+    WHERE x_DeliveryId = $id AND NOT list_contains($providers, ProviderName)
 ),
 
 twins AS (

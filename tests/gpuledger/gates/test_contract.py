@@ -254,14 +254,16 @@ def test_a_configured_focus_source_cannot_take_a_slice_unless_it_supersedes_it(d
     assert refused.returncode == 1
     assert "belongs to source 'helios-cur2'" in refused.stderr.strip().splitlines()[-1]
     assert _published(demo_copy, demo_home) == before
-    # declared, the takeover is the user's decision (November is open: no hold)
+    # declared, the takeover is the user's decision; one row for a month of charges is held (open_month_change)
     config.write_text(
         config.read_text().replace(
             'path = "exports/other-focus"', 'path = "exports/other-focus"\nsupersedes = ["helios-cur2"]'
         )
     )
     taken = _run(demo_copy, "run")
-    assert taken.returncode == 0, taken.stderr
+    assert taken.returncode == EXIT_HELD, taken.stderr
+    held = next(line for line in taken.stdout.splitlines() if line.strip().startswith("focus:"))
+    assert _run(demo_copy, "accept", held.strip()).returncode == 0
     assert _total(demo_copy, CUR2_PAYER, "2026-11")[0] == 1
 
 
