@@ -664,6 +664,41 @@ def test_an_azure_tags_cell_holding_an_empty_json_string_is_repaired(demo_copy, 
     assert _total(demo_copy, "F7W4-NQLF-SZU-QNK", "2026-11") == november
 
 
+def test_a_provider_tag_in_gpuledger_s_own_namespace_is_renamed_flagged_and_the_1_3_export_works(
+    demo_copy, capsys, tmp_path
+):
+    """A user tag named gpuledger/team would repeat the key AllocatedTags gives each allocated row's team (FOCUS 1.3
+    forbids it): ingestion renames it source:gpuledger/team and says so."""
+
+    def tag(rows: list[list[str]]) -> None:
+        rows[0].append("resourceTags/user:gpuledger/team")
+        for row in rows[1:]:
+            row.append("finance")
+
+    november = _total(demo_copy, CUR1_PAYER, "2026-11")
+    _rewrite_csv_gz(_cur1_part(demo_copy), tag)
+    ran = _run(demo_copy, "run")
+    assert ran.returncode == 0, ran.stderr
+    assert _total(demo_copy, CUR1_PAYER, "2026-11") == november
+    with closing(open_warehouse(demo_copy)) as con:
+        flagged = con.execute(
+            "SELECT count(*), count(*) FILTER (Tags ->> '$.\"source:gpuledger/team\"' = 'finance'"
+            " AND NOT json_exists(Tags, '$.\"gpuledger/team\"')) FROM focus.costs"
+            " WHERE x_SourceChanges = 'ReservedTagKey'"
+        ).fetchone()
+        counted = con.execute(
+            "SELECT rows FROM meta.delivery_repairs JOIN (SELECT DISTINCT delivery_id FROM meta.slices)"
+            " USING (delivery_id) WHERE change = 'ReservedTagKey'"
+        ).fetchall()
+    assert flagged == (november[0], november[0]) and counted == [(november[0],)]
+    allocated = tmp_path / "allocated.parquet"
+    code, _, err = _cli(
+        capsys, "export-focus", "--home", demo_copy, "--focus-version", "1.3", "--allocated", "--out", allocated
+    )
+    assert code == 0, err
+    assert allocated.exists()
+
+
 def test_aws_units_and_a_marketplace_product_under_two_codes_are_normalized(demo_copy, capsys):
     def quirks(rows: list[list[str]]) -> None:
         header = rows[0]
