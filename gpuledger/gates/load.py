@@ -787,11 +787,14 @@ def _fail_on_check_violations(
     first = failed[0].sample[0]
     summary = "; ".join(f"{r.check}: {r.source_rows:,} source row(s)" for r in failed)
     column = _column_name(con, model, first.source_file, first.column_name)
+    row = _source_row(con, model, first.source_file, first.line_item_id)
+    # the file, row and column name the line item; its id only when no row of the file could be found
+    which = f" line item {first.line_item_id}" if row is None and first.line_item_id else ""
     raise InputError(
         first.source_file or delivery_id,
-        f"FOCUS conformance failed ({summary}); first: line item {first.line_item_id}"
+        f"FOCUS conformance failed ({summary}); first{which}"
         f"{'' if column.startswith('FOCUS ') else f' (FOCUS {first.column_name})'}: {first.problem}",
-        row=_source_row(con, model, first.source_file, first.line_item_id),
+        row=row,
         column=column,
     )
 
@@ -825,6 +828,8 @@ def _source_row(
     if model.find_row is not None:  # GCP numbers its line items <file>:<row>
         row = origin_line_item(line_item_id).rpartition(":")[2]
         return int(row) if row.isdigit() else None
+    if model.line_item_row is not None:  # Azure and FOCUS ids are made from the row's content
+        return model.line_item_row(con, Path(source_file), origin_line_item(line_item_id))
     if not model.line_item_id_column:
         return None
     file = Path(source_file)

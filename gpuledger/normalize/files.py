@@ -441,3 +441,15 @@ def matching_rows(
     found = _in_file_order(con, query, {**_numbered_params(file), **(params or {})})
     # values are for messages: a runaway cell (a 10 MB tag) is cut (InputError escapes what it prints)
     return [(int(row[0]), tuple(shorten(str(v)) for v in row[1:])) for row in found]
+
+
+def row_of_content(
+    con: duckdb.DuckDBPyConnection, file: Path, cells: Sequence[str], row_hash: str, occurrence: int = 1
+) -> int | None:
+    """1-based number of the ``occurrence``-th row of ``file`` whose content id is ``row_hash``: 16 hex digits of
+    ``hash(parse_filename(<file>), <cells in this order>)``, the line-item id of formats whose rows have none."""
+    aliases = {f"c{i}": header for i, header in enumerate(cells)}
+    # the aliases are generated here, quoted; the file name and hash are bound
+    content = f"printf('%016x', hash(parse_filename($path), {', '.join(map(quote_ident, aliases))}))"
+    found = matching_rows(con, file, aliases, f"{content} = $hash", {"path": str(file), "hash": row_hash}, occurrence)
+    return found[-1][0] if len(found) == occurrence else None

@@ -516,6 +516,63 @@ def test_mixed_currency_in_gcp_json_lines_names_the_record(demo_copy, capsys):
     assert f"{part}, row 104, column 'currency': 'EUR'" in line
 
 
+def _rewrite_azure_november(home: Path, change: object) -> Path:
+    """November's newest actual and amortized runs changed alike (their manifests' sizes kept true); the amortized
+    file."""
+    for export in ("helios-actual-cost", "helios-amortized-cost"):
+        folder = home / AZURE / export / "20261101-20261130"
+        newest = max(
+            folder.iterdir(),
+            key=lambda run: json.loads((run / "manifest.json").read_text())["runInfo"]["submittedTime"],
+        )
+        part = newest / "part_0_0001.csv.gz"
+        _rewrite_csv_gz(part, change)
+        manifest = json.loads((newest / "manifest.json").read_text())
+        manifest["blobs"][0]["byteCount"] = part.stat().st_size
+        (newest / "manifest.json").write_text(json.dumps(manifest))
+    return part
+
+
+def _azure_currency(home: Path) -> tuple[list[object], Path, int | None, str]:
+    part = _rewrite_azure_november(home, _set(3, "pricingCurrency", "ZZZ"))
+    return [home / AZURE, "--format", "azure-cost-details"], part, 3, "pricingCurrency"
+
+
+def _focus_charge_ending_as_it_starts(home: Path) -> tuple[list[object], Path, int | None, str]:
+    file = home / "exports" / "coreweave" / "2026-11" / "coreweave-focus-2026-11.csv"
+    rows = list(csv.reader(io.StringIO(file.read_text())))
+    rows[5][rows[0].index("ChargePeriodEnd")] = rows[5][rows[0].index("ChargePeriodStart")]
+    with file.open("w", newline="") as out:
+        csv.writer(out, lineterminator="\n").writerows(rows)
+    return [file, "--format", "focus", "--source", "helios-coreweave-focus"], file, 5, "ChargePeriodEnd"
+
+
+def _cur2_without_line_item_type(home: Path) -> tuple[list[object], Path, int | None, str]:
+    part = _cur2_part(home)
+    with duckdb.connect() as con:
+        con.execute(
+            f"COPY (SELECT * EXCLUDE (line_item_line_item_type) FROM read_parquet('{part}'))"
+            f" TO '{part.with_name('new.parquet')}' (FORMAT parquet)"
+        )
+    part.with_name("new.parquet").replace(part)
+    return [home / CUR2], part, None, "line_item_line_item_type"
+
+
+@pytest.mark.parametrize("change", [_azure_currency, _focus_charge_ending_as_it_starts, _cur2_without_line_item_type])
+def test_conformance_and_missing_column_refusals_name_file_row_and_the_file_s_own_column(demo_copy, capsys, change):
+    """Formats whose rows have no id (Azure, FOCUS: a content hash) name the source row too, not the hash; a CUR 2.0
+    file is told of its column as CUR 2.0 spells it."""
+    args, file, row, column = change(demo_copy)
+    before = _loaded(demo_copy)
+    code, _, err = _cli(capsys, "import", *args, "--home", demo_copy)
+    assert code == 1
+    line = _one_line_error(err)
+    where = f"{file}, row {row}" if row is not None else str(file)
+    assert line.startswith(f"gpuledger: error: {where}, column '{column}': "), line
+    assert "line item" not in line
+    assert _loaded(demo_copy) == before
+
+
 # 10. Lossy money, malformed keys and manifests, and files outside the export are refused; far-off usage is held.
 
 
@@ -643,16 +700,7 @@ _ADDED_AFTER_1_0 = {name for names in ADDED_IN.values() for name in names}
 
 def test_an_azure_tags_cell_holding_an_empty_json_string_is_repaired(demo_copy, capsys):
     november = _total(demo_copy, "F7W4-NQLF-SZU-QNK", "2026-11")
-    for export in ("helios-actual-cost", "helios-amortized-cost"):
-        folder = demo_copy / AZURE / export / "20261101-20261130"
-        newest = max(
-            folder.iterdir(),
-            key=lambda run: json.loads((run / "manifest.json").read_text())["runInfo"]["submittedTime"],
-        )
-        _rewrite_csv_gz(newest / "part_0_0001.csv.gz", _set(3, "tags", '""'))
-        manifest = json.loads((newest / "manifest.json").read_text())
-        manifest["blobs"][0]["byteCount"] = (newest / "part_0_0001.csv.gz").stat().st_size
-        (newest / "manifest.json").write_text(json.dumps(manifest))
+    _rewrite_azure_november(demo_copy, _set(3, "tags", '""'))
     code, out, err = _cli(capsys, "import", demo_copy / AZURE, "--home", demo_copy, "--format", "azure-cost-details")
     assert code == 0, err
     with closing(open_warehouse(demo_copy)) as con:
