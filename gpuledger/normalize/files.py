@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+import pyarrow.parquet as pq
 
 from gpuledger.warehouse.sqlfiles import quote_ident, quote_literal
 from models.errors import InputError, describe_error, shorten
@@ -270,9 +271,25 @@ def verify_files(
                 size += len(chunk)
         total += size
         content = (extract_of(file) if extract_of else "", own.hexdigest())
-        if size and (twin := by_content.setdefault(content, file)) is not file:
+        if size and (twin := by_content.setdefault(content, file)) is not file and not _holds_no_rows(file):
             raise InputError(file, f"has the same bytes as {twin} of the same delivery: its rows would count twice")
     return FileStats(bytes=total, sha256=digest.hexdigest())
+
+
+def _holds_no_rows(file: Path) -> bool:
+    """A file of no rows (a header only: an export of an empty month) counts nothing twice, whatever shares its
+    bytes; read only up to its first row."""
+    kind = file.name.lower()
+    if kind.endswith(".parquet"):
+        return pq.ParquetFile(file).metadata.num_rows == 0
+    opener = gzip.open if kind.endswith((".gz", ".gzip")) else open
+    try:
+        with opener(file, "rt", encoding="utf-8-sig", errors="replace", newline="") as handle:
+            records = csv.reader(handle)
+            next(records, None)  # the header
+            return not any(any(cell.strip() for cell in record) for record in records)
+    except (OSError, EOFError, csv.Error):  # unreadable: whatever it holds, it is a twin
+        return False
 
 
 class GzipCheck:

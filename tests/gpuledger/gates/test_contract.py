@@ -112,7 +112,7 @@ def _rewrite_csv_gz(path: Path, change: object) -> None:
     change(rows)  # type: ignore[operator]
     out = io.StringIO()
     csv.writer(out, lineterminator="\n").writerows(rows)
-    path.write_bytes(gzip.compress(out.getvalue().encode("utf-8")))
+    path.write_bytes(gzip.compress(out.getvalue().encode("utf-8"), mtime=0))  # the same rows, the same bytes
 
 
 def _cur1_part(home: Path) -> Path:
@@ -149,6 +149,24 @@ def test_an_empty_newer_data_export_is_held_until_accepted(demo_copy, demo_home)
     assert accepted.returncode == 0, accepted.stderr
     assert _total(demo_copy, CUR2_PAYER, "2026-11") == (0, 0, 0)
     assert _run(demo_copy, "status").returncode == 0
+
+
+def test_an_empty_azure_month_is_held_until_accepted_not_refused_as_a_duplicate(demo_copy, demo_home):
+    """Azure writes an empty month as a header-only actual and a header-only amortized file: the same bytes, yet no
+    row that could count twice."""
+    before = _published(demo_copy, demo_home, except_=RECORDS_OF_THE_ATTEMPT)
+    actual, amortized = _rewrite_azure_november(demo_copy, lambda rows: rows.__delitem__(slice(1, None)))
+    assert actual.read_bytes() == amortized.read_bytes()
+
+    held = _run(demo_copy, "run")
+    assert held.returncode == EXIT_HELD, held.stderr
+    assert "empty_slice Microsoft F7W4-NQLF-SZU-QNK 2026-11: would empty the slice" in held.stdout
+    assert _published(demo_copy, demo_home, except_=RECORDS_OF_THE_ATTEMPT) == before
+
+    delivery = next(line.strip() for line in held.stdout.splitlines() if line.strip().startswith("azure-cost-details:"))
+    accepted = _run(demo_copy, "accept", delivery)
+    assert accepted.returncode == 0, accepted.stderr
+    assert _total(demo_copy, "F7W4-NQLF-SZU-QNK", "2026-11") == (0, 0, 0)
 
 
 def test_a_header_only_cur1_assembly_is_held(demo_copy, capsys):
@@ -516,9 +534,9 @@ def test_mixed_currency_in_gcp_json_lines_names_the_record(demo_copy, capsys):
     assert f"{part}, row 104, column 'currency': 'EUR'" in line
 
 
-def _rewrite_azure_november(home: Path, change: object) -> Path:
-    """November's newest actual and amortized runs changed alike (their manifests' sizes kept true); the amortized
-    file."""
+def _rewrite_azure_november(home: Path, change: object) -> list[Path]:
+    """November's newest actual and amortized runs changed alike (their manifests' sizes kept true); their files."""
+    parts = []
     for export in ("helios-actual-cost", "helios-amortized-cost"):
         folder = home / AZURE / export / "20261101-20261130"
         newest = max(
@@ -530,12 +548,13 @@ def _rewrite_azure_november(home: Path, change: object) -> Path:
         manifest = json.loads((newest / "manifest.json").read_text())
         manifest["blobs"][0]["byteCount"] = part.stat().st_size
         (newest / "manifest.json").write_text(json.dumps(manifest))
-    return part
+        parts.append(part)
+    return parts
 
 
 def _azure_currency(home: Path) -> tuple[list[object], Path, int | None, str]:
-    part = _rewrite_azure_november(home, _set(3, "pricingCurrency", "ZZZ"))
-    return [home / AZURE, "--format", "azure-cost-details"], part, 3, "pricingCurrency"
+    amortized = _rewrite_azure_november(home, _set(3, "pricingCurrency", "ZZZ"))[-1]
+    return [home / AZURE, "--format", "azure-cost-details"], amortized, 3, "pricingCurrency"
 
 
 def _focus_charge_ending_as_it_starts(home: Path) -> tuple[list[object], Path, int | None, str]:
