@@ -592,6 +592,25 @@ def test_conformance_and_missing_column_refusals_name_file_row_and_the_file_s_ow
     assert _loaded(demo_copy) == before
 
 
+def test_a_billing_period_starting_at_no_month_s_midnight_is_refused(demo_copy, capsys):
+    """A November row whose period starts 15 hours before November in UTC (midnight in no time zone: UTC+14 is the
+    earliest) is no October row: refused."""
+    file = demo_copy / "exports" / "coreweave" / "2026-11" / "coreweave-focus-2026-11.csv"
+    rows = list(csv.reader(io.StringIO(file.read_text())))
+    rows[5][rows[0].index("BillingPeriodStart")] = "2026-10-31T09:00:00Z"
+    with file.open("w", newline="") as out:
+        csv.writer(out, lineterminator="\n").writerows(rows)
+    before = _loaded(demo_copy)
+    code, _, err = _cli(
+        capsys, "import", file, "--home", demo_copy, "--format", "focus", "--source", "helios-coreweave-focus"
+    )
+    assert code == 1
+    line = _one_line_error(err)
+    assert line.startswith(f"gpuledger: error: {file}, row 5, column 'BillingPeriodStart': "), line
+    assert "is not midnight of a month's 1st in any time zone" in line
+    assert _loaded(demo_copy) == before
+
+
 # 10. Lossy money, malformed keys and manifests, and files outside the export are refused; far-off usage is held.
 
 
