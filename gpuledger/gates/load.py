@@ -639,7 +639,7 @@ def _find_row(
 def _check_rows_match_manifest(
     con: duckdb.DuckDBPyConnection, delivery: Delivery, model: FormatModel, delivery_id: str
 ) -> None:
-    """Rows of a manifest's delivery must belong to the account and period the manifest names."""
+    """Rows of a manifest's delivery (or a month folder's) must belong to the account and period it names."""
     if delivery.billing_period is None:
         return
     stray = con.execute(
@@ -654,12 +654,14 @@ def _check_rows_match_manifest(
     if stray:
         file, line_item, account, period, other_account = stray
         focus_column = "BillingAccountId" if other_account else "BillingPeriodStart"
+        row = _source_row(con, model, file, line_item)
+        named = delivery.manifest or "its month folder (or file name)"  # a month folder's delivery has no manifest
+        delivers = f"account {delivery.billing_account_id}, " if delivery.billing_account_id else ""
         raise InputError(
             file,
-            f"line item {line_item} is for account {account}, period {period},"
-            f" but {delivery.manifest or 'the delivery'} delivers account {delivery.billing_account_id},"
-            f" period {delivery.billing_period}",
-            row=_source_row(con, model, file, line_item),
+            f"{'the row' if row is not None else f'line item {line_item}'} is for account {account}, period {period},"
+            f" but {named} delivers {delivers}period {delivery.billing_period}",
+            row=row,
             column=_column_name(con, model, file, focus_column),
         )
 

@@ -611,6 +611,23 @@ def test_a_billing_period_starting_at_no_month_s_midnight_is_refused(demo_copy, 
     assert _loaded(demo_copy) == before
 
 
+def test_a_focus_month_folder_holding_another_month_s_rows_is_refused(demo_copy, demo_home):
+    """A month folder names its delivery's month as a manifest does: November's file moved into 2026-12 is refused,
+    not taken for the November delivery it was loaded as."""
+    coreweave = demo_copy / "exports" / "coreweave"
+    moved = coreweave / "2026-12" / "coreweave-focus-2026-11.csv"
+    moved.parent.mkdir()
+    shutil.move(coreweave / "2026-11" / moved.name, moved)
+    before = _published(demo_copy, demo_home)
+    refused = _run(demo_copy, "run")
+    assert refused.returncode == 1
+    line = refused.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"gpuledger: error: {moved}, row "), line
+    assert "column 'BillingPeriodStart': the row is for account helios-labs, period 2026-11" in line
+    assert "but its month folder (or file name) delivers period 2026-12" in line
+    assert _published(demo_copy, demo_home) == before
+
+
 # 10. Lossy money, malformed keys and manifests, and files outside the export are refused; far-off usage is held.
 
 
