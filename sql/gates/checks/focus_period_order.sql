@@ -22,9 +22,9 @@ FROM focus_rows
 WHERE ChargePeriodStart < BillingPeriodStart - INTERVAL 1 MONTH AND ChargeClass IS DISTINCT FROM 'Correction'
 UNION ALL
 -- a billing period starts at midnight of a month's 1st in a time zone from UTC-12 to UTC+14 (the rule of
--- sql/normalize/billing_month.sql): a start later than 12 hours after UTC midnight of that 1st is of no month
+-- sql/normalize/billing_month.sql): another start is of no month
 SELECT
     'BillingPeriodStart', 'BillingPeriodStart is not midnight of a month''s 1st in any time zone (UTC-12 to UTC+14)',
     x_SourceFile, x_SourceLineItemId
 FROM focus_rows
-WHERE timezone('UTC', BillingPeriodStart) > billing_month(BillingPeriodStart) + INTERVAL 12 HOUR
+WHERE NOT starts_billing_month(BillingPeriodStart)
