@@ -48,4 +48,6 @@ class Delivery:
                 f"{self.source_format}:{self.billing_account_id or '-'}:{self.billing_period}:{self.version}"
                 f":{content_sha256[:12]}"
             )
+        if self.billing_period:  # a month folder's: the same files in another month's folder are another delivery
+            return f"{self.source_format}:{self.billing_period}:sha256:{content_sha256[:20]}"
         return f"{self.source_format}:sha256:{content_sha256[:20]}"

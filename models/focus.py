@@ -368,6 +368,11 @@ class SourceChange:
 
 SOURCE_CHANGES: dict[str, SourceChange] = {
     "InvalidTags": SourceChange("Tags", 'a tag cell that is no JSON object ("", text, a list) is read as no tags'),
+    "ReservedTagKey": SourceChange(
+        "Tags",
+        "a source tag key in gpuledger's own namespace (gpuledger/...: FOCUS 1.3 AllocatedTags) takes the prefix"
+        " source:",
+    ),
     "InvalidSkuPriceDetails": SourceChange("SkuPriceDetails", "a cell that is no JSON object is read as empty"),
     "InvalidCostCategories": SourceChange(
         "x_CostCategories", "a CUR 2.0 cost_category cell that is no JSON object is read as empty"

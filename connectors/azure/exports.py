@@ -60,6 +60,8 @@ class ExportRun:
     """``actual`` or ``amortized`` as the manifest says; None when it does not say."""
     scope: str | None = None
     """Scope the export runs at (from exportConfig.resourceId), lower-case."""
+    billing_account_id: str | None = None
+    """The BillingAccountId of every row the scope's export holds, as the manifest spells it (see RunManifest)."""
 
     @property
     def billing_period(self) -> str | None:
@@ -98,6 +100,9 @@ class RunManifest:
     blobs: tuple[ManifestBlob, ...]
     dataset: str | None
     scope: str | None
+    billing_account_id: str | None
+    """The BillingAccountId every row of an export at its scope carries: an EA enrollment's number, an MCA billing
+    profile's id; None for a scope of several (so an empty run still names the slice it empties)."""
     rows: int | None
     """dataRowCount where the manifest states it."""
 
@@ -264,6 +269,7 @@ def run_manifest(
         blobs=tuple(_manifest_blob(where, blob) for blob in blobs),
         dataset=_manifest_dataset(manifest),
         scope=_scope(_object(manifest.get("exportConfig")).get("resourceId")),
+        billing_account_id=_billing_account(_object(manifest.get("exportConfig")).get("resourceId")),
         rows=rows if isinstance(rows := manifest.get("dataRowCount"), int) else None,
     )
 
@@ -279,7 +285,7 @@ def _delivery(source_format: str, runs: tuple[ExportRun, ...], source_name: str,
         source_format=source_format,
         files=tuple(f for run in runs for f in run.files),
         billing_period=first.billing_period,
-        billing_account_id=_ea_enrollment(first.scope),
+        billing_account_id=first.billing_account_id,
         version="+".join(run.run_id for run in runs),
         manifest=first.manifest,
         source_name=source_name,
@@ -314,6 +320,7 @@ def _manifest_run(range_folder: Path, manifest_path: Path) -> ExportRun | None:
         manifest=manifest_path,
         dataset=run.dataset,
         scope=run.scope,
+        billing_account_id=run.billing_account_id,
     )
 
 
@@ -396,10 +403,19 @@ def _scope(resource_id: object) -> str | None:
     return re.sub(r"/providers/microsoft\.costmanagement/exports/[^/]+/?$", "", resource_id.lower()) or None
 
 
-def _ea_enrollment(scope: str | None) -> str | None:
-    """An EA enrollment scope names the BillingAccountId its rows carry; other scopes do not (MCA: profile id)."""
-    match = re.fullmatch(r"/providers/microsoft\.billing/billingaccounts/(\d+)", scope or "")
-    return match.group(1) if match else None
+# An EA enrollment (billing account number) or an MCA billing profile scope, as exportConfig.resourceId names it.
+_ACCOUNT_SCOPE = re.compile(
+    r"/providers/microsoft\.billing/billingaccounts/(?:(\d+)|[^/]+/billingprofiles/([^/]+))"
+    r"(?:/providers/microsoft\.costmanagement/exports/[^/]+)?/?",
+    re.IGNORECASE,
+)
+
+
+def _billing_account(resource_id: object) -> str | None:
+    """The BillingAccountId an export's rows carry, where its scope names one: an EA enrollment's number, an MCA
+    billing profile's id (the rows' billingProfileId); other scopes hold several, or name none."""
+    match = _ACCOUNT_SCOPE.fullmatch(resource_id) if isinstance(resource_id, str) else None
+    return (match.group(1) or match.group(2)) if match else None
 
 
 def _object(value: object) -> dict[str, Any]:

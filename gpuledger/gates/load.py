@@ -681,7 +681,7 @@ def _find_row(
 def _check_rows_match_manifest(
     con: duckdb.DuckDBPyConnection, delivery: Delivery, model: FormatModel, delivery_id: str
 ) -> None:
-    """Rows of a manifest's delivery must belong to the account and period the manifest names."""
+    """Rows of a manifest's delivery (or a month folder's) must belong to the account and period it names."""
     if delivery.billing_period is None:
         return
     stray = con.execute(
@@ -696,12 +696,14 @@ def _check_rows_match_manifest(
     if stray:
         file, line_item, account, period, other_account = stray
         focus_column = "BillingAccountId" if other_account else "BillingPeriodStart"
+        row = _source_row(con, model, file, line_item)
+        named = delivery.manifest or "its month folder (or file name)"  # a month folder's delivery has no manifest
+        delivers = f"account {delivery.billing_account_id}, " if delivery.billing_account_id else ""
         raise InputError(
             file,
-            f"line item {line_item} is for account {account}, period {period},"
-            f" but {delivery.manifest or 'the delivery'} delivers account {delivery.billing_account_id},"
-            f" period {delivery.billing_period}",
-            row=_source_row(con, model, file, line_item),
+            f"{'the row' if row is not None else f'line item {line_item}'} is for account {account}, period {period},"
+            f" but {named} delivers {delivers}period {delivery.billing_period}",
+            row=row,
             column=_column_name(con, model, file, focus_column),
         )
 
@@ -852,11 +854,14 @@ def _fail_on_check_violations(
     first = failed[0].sample[0]
     summary = "; ".join(f"{r.check}: {r.source_rows:,} source row(s)" for r in failed)
     column = _column_name(con, model, first.source_file, first.column_name)
+    row = _source_row(con, model, first.source_file, first.line_item_id)
+    # the file, row and column name the line item; its id only when no row of the file could be found
+    which = f" line item {first.line_item_id}" if row is None and first.line_item_id else ""
     raise InputError(
         first.source_file or delivery_id,
-        f"FOCUS conformance failed ({summary}); first: line item {first.line_item_id}"
+        f"FOCUS conformance failed ({summary}); first{which}"
         f"{'' if column.startswith('FOCUS ') else f' (FOCUS {first.column_name})'}: {first.problem}",
-        row=_source_row(con, model, first.source_file, first.line_item_id),
+        row=row,
         column=column,
     )
 
@@ -890,6 +895,8 @@ def _source_row(
     if model.find_row is not None:  # GCP numbers its line items <file>:<row>
         row = origin_line_item(line_item_id).rpartition(":")[2]
         return int(row) if row.isdigit() else None
+    if model.line_item_row is not None:  # Azure and FOCUS ids are made from the row's content
+        return model.line_item_row(con, Path(source_file), origin_line_item(line_item_id))
     if not model.line_item_id_column:
         return None
     file = Path(source_file)

@@ -53,7 +53,9 @@ def create_source_view(
         elif column.product_map_key and product_map:
             expr = _cast_text(f"map_extract_value({product_map}, {quote_literal(column.product_map_key)})", column)
         elif column.required:
-            raise InputError(files[0], "required column is missing", column=column.cur1_name or column.name)
+            # named as the file's generation spells its columns: CUR 1 (lineItem/LineItemType) or CUR 2.0
+            cur1 = column.cur1_name is not None and any("/" in name for name in header_types)
+            raise InputError(files[0], "required column is missing", column=column.cur1_name if cur1 else column.name)
         else:
             expr = f"CAST(NULL AS {column.sql_type})"
         selects.append(f"{expr} AS {column.name}")

@@ -9,13 +9,14 @@ DECIMAL from text. Which rows a delivery keeps and how they are amortized is the
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
 import duckdb
 
 from connectors.azure.exports import dataset_of_file
-from gpuledger.normalize.files import cast_expr, file_kind, first_bad_row
+from gpuledger.normalize.files import cast_expr, file_kind, first_bad_row, read_raw, row_of_content
 from gpuledger.warehouse.sqlfiles import create_temp_view, quote_ident, quote_literal
 from models.azure import (
     AZURE_COLUMNS,
@@ -87,6 +88,19 @@ def source_header(raw_columns: Sequence[str], focus_column: str) -> str | None:
     column = next((c for c in AZURE_COLUMNS if c.name == name), None)
     columns = [c for c in raw_columns if c != "filename"]
     return _resolve(column, _headers_by_key(columns), schema_family(columns) or EA) if column else None
+
+
+# <dataset>:<content hash>, #<n> on the n-th of identical rows (sql/normalize/azure_cost_details.sql)
+_LINE_ITEM_ID = re.compile(r"(?:actual|amortized):([0-9a-f]{16})(?:#([0-9]+))?")
+
+
+def line_item_row(con: duckdb.DuckDBPyConnection, file: Path, line_item_id: str) -> int | None:
+    """The row of ``file`` (1-based) a line-item id of this reader names; None when it names none."""
+    match = _LINE_ITEM_ID.fullmatch(line_item_id)
+    if match is None:
+        return None
+    cells = [name for name in read_raw(con, [file]).columns if name != "filename"]
+    return row_of_content(con, file, cells, match[1], int(match[2] or 1))
 
 
 def find_bad_value(con: duckdb.DuckDBPyConnection, file: Path, raw_columns: Sequence[str]) -> InputError | None:

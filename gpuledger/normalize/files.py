@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+import pyarrow.parquet as pq
 
 from gpuledger.warehouse.sqlfiles import quote_ident, quote_literal
 from models.errors import InputError, describe_error, shorten
@@ -270,9 +271,25 @@ def verify_files(
                 size += len(chunk)
         total += size
         content = (extract_of(file) if extract_of else "", own.hexdigest())
-        if size and (twin := by_content.setdefault(content, file)) is not file:
+        if size and (twin := by_content.setdefault(content, file)) is not file and not _holds_no_rows(file):
             raise InputError(file, f"has the same bytes as {twin} of the same delivery: its rows would count twice")
     return FileStats(bytes=total, sha256=digest.hexdigest())
+
+
+def _holds_no_rows(file: Path) -> bool:
+    """A file of no rows (a header only: an export of an empty month) counts nothing twice, whatever shares its
+    bytes; read only up to its first row."""
+    kind = file.name.lower()
+    if kind.endswith(".parquet"):
+        return pq.ParquetFile(file).metadata.num_rows == 0
+    opener = gzip.open if kind.endswith((".gz", ".gzip")) else open
+    try:
+        with opener(file, "rt", encoding="utf-8-sig", errors="replace", newline="") as handle:
+            records = csv.reader(handle)
+            next(records, None)  # the header
+            return not any(any(cell.strip() for cell in record) for record in records)
+    except (OSError, EOFError, csv.Error):  # unreadable: whatever it holds, it is a twin
+        return False
 
 
 class GzipCheck:
@@ -442,3 +459,15 @@ def matching_rows(
     found = _in_file_order(con, query, {**_numbered_params(file), **(params or {})})
     # values are for messages: a runaway cell (a 10 MB tag) is cut (InputError escapes what it prints)
     return [(int(row[0]), tuple(shorten(str(v)) for v in row[1:])) for row in found]
+
+
+def row_of_content(
+    con: duckdb.DuckDBPyConnection, file: Path, cells: Sequence[str], row_hash: str, occurrence: int = 1
+) -> int | None:
+    """1-based number of the ``occurrence``-th row of ``file`` whose content id is ``row_hash``: 16 hex digits of
+    ``hash(parse_filename(<file>), <cells in this order>)``, the line-item id of formats whose rows have none."""
+    aliases = {f"c{i}": header for i, header in enumerate(cells)}
+    # the aliases are generated here, quoted; the file name and hash are bound
+    content = f"printf('%016x', hash(parse_filename($path), {', '.join(map(quote_ident, aliases))}))"
+    found = matching_rows(con, file, aliases, f"{content} = $hash", {"path": str(file), "hash": row_hash}, occurrence)
+    return found[-1][0] if len(found) == occurrence else None

@@ -12,14 +12,15 @@ without a zone is read (as empty, as UTC) and logged once per file and column.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
 import duckdb
 
-from gpuledger.normalize.files import cast_expr, decimal_from_text, file_kind, first_bad_row
+from gpuledger.normalize.files import cast_expr, decimal_from_text, file_kind, first_bad_row, read_raw, row_of_content
 from gpuledger.warehouse.sqlfiles import create_temp_view, quote_ident, quote_literal
 from models.aws import AWS_FIRST_PARTY, AWS_PROVIDER_NAME
 from models.azure import AZURE_FIRST_PARTY, AZURE_PROVIDER_NAME
@@ -560,7 +561,24 @@ def _row_cells(source: SourceColumns) -> str:
     Hashed in 64 bits (md5 would cost a sixth of the load): ids need only be unique within a delivery, and the
     scan numbers exact repeats.
     """
-    return ", ".join(quote_ident(h) for h in sorted(source.header_types) if h != "filename")
+    return ", ".join(map(quote_ident, _content_cells(source.header_types)))
+
+
+def _content_cells(headers: Iterable[str]) -> list[str]:
+    return sorted(h for h in headers if h != "filename")
+
+
+# <content hash>, -<n> on the n-th exact repeat of a row in its file
+_LINE_ITEM_ID = re.compile(r"([0-9a-f]{16})(?:-([0-9]+))?")
+
+
+def line_item_row(con: duckdb.DuckDBPyConnection, file: Path, line_item_id: str) -> int | None:
+    """The row of ``file`` (1-based) a line-item id of this reader names; None when it names none."""
+    match = _LINE_ITEM_ID.fullmatch(line_item_id)
+    if match is None:
+        return None
+    cells = _content_cells(read_raw(con, [file]).columns)
+    return row_of_content(con, file, cells, match[1], int(match[2] or 1))
 
 
 def _note_ignored_columns(source: SourceColumns, files: Sequence[Path]) -> None:

@@ -41,6 +41,8 @@ class FormatModel:
     """The file's own column (or record field) a FOCUS column is made from, so errors name what the user sees."""
     line_item_id_column: str | None = None
     """Canonical column holding the provider's line-item id, to find a failing row in its file."""
+    line_item_row: Callable[[duckdb.DuckDBPyConnection, Path, str], int | None] | None = None
+    """Finds the row of a line-item id in its file where the reader makes ids from rows' content (Azure, FOCUS)."""
     read_files: Callable[[duckdb.DuckDBPyConnection, Sequence[Path]], duckdb.DuckDBPyRelation] = read_raw
     """Reads the delivery's files into the relation ``create_source_view`` gets (GCP: JSON lines)."""
     billing_period_start: Callable[[str], dt.datetime] = lambda period: BillingMonth.parse(period).start
@@ -86,6 +88,7 @@ def _focus_passthrough(provider_name: str | None, profile: focus_passthrough.Foc
         source_totals_sql="normalize/focus_passthrough_source_totals.sql",
         enumerated_columns={},
         source_header=profile.source_header,
+        line_item_row=focus_passthrough.line_item_row,
     )
 
 
@@ -123,6 +126,7 @@ def _azure_cost_details(create_source_view: SourceViewBuilder, *, read_whole: bo
         enumerated_columns=enumerated,
         find_bad_value=azure_cost_details.find_bad_value,
         source_header=azure_cost_details.source_header,
+        line_item_row=azure_cost_details.line_item_row,
         read_whole=read_whole,
     )
 

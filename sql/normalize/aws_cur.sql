@@ -277,7 +277,7 @@ focus_rows AS (
         p.line_item_usage_account_id AS SubAccountId,
         coalesce(p.line_item_usage_account_name, p.line_item_usage_account_id) AS SubAccountName,
         'Linked Account' AS SubAccountType,
-        p.tags_json AS Tags,
+        source_tags(p.tags_json) AS Tags,
         $source_format AS x_SourceFormat,
         $delivery_id AS x_DeliveryId,
         p.source_file AS x_SourceFile,
@@ -298,7 +298,8 @@ focus_rows AS (
             CASE
                 WHEN u.focus_unit IS NULL AND NOT follows_unit_format(p.pricing_unit) THEN 'UnmappedUnit'
             END
-        ).list_append(CASE WHEN p.drops_negative_prices THEN 'NegativeUnitPrice' END)) AS x_SourceChanges,
+        ).list_append(CASE WHEN p.drops_negative_prices THEN 'NegativeUnitPrice' END)
+        .list_append(CASE WHEN takes_own_tag_key(p.tags_json) THEN 'ReservedTagKey' END)) AS x_SourceChanges,
         CASE
             WHEN p.drops_negative_prices THEN merge_source_values(p.src_values, [
                 {'key': 'lineItem/UnblendedRate', 'value': CAST(p.contracted_unit_price AS VARCHAR)},

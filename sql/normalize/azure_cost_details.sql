@@ -333,7 +333,7 @@ focus_rows AS (
         CASE WHEN r.subscription_id IS NOT NULL THEN coalesce(r.subscription_name, r.subscription_id) END
             AS SubAccountName,
         CASE WHEN r.subscription_id IS NOT NULL THEN 'Subscription' END AS SubAccountType,
-        r.tags AS Tags,
+        source_tags(r.tags) AS Tags,
         $source_format AS x_SourceFormat,
         $delivery_id AS x_DeliveryId,
         r.source_file AS x_SourceFile,
@@ -355,7 +355,8 @@ focus_rows AS (
                     WHEN NOT r.unit_mapped AND r.unit_text IS NOT NULL AND NOT follows_unit_format(r.pricing_unit)
                         THEN 'UnmappedUnit'
                 END,
-                CASE WHEN r.states_term AND r.term_months IS NULL THEN 'InvalidCommitmentTerm' END
+                CASE WHEN r.states_term AND r.term_months IS NULL THEN 'InvalidCommitmentTerm' END,
+                CASE WHEN takes_own_tag_key(r.tags) THEN 'ReservedTagKey' END
             ]
         )) AS x_SourceChanges,
         CASE

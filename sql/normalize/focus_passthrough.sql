@@ -327,8 +327,9 @@ SELECT
         src_first_party_provider, src_first_party_publisher, src_first_party_issuer, src_billing_account_type,
         src_sub_account_type, src_pricing_to_billing_rate, src_file, src_line_item_id, src_changes, src_values,
         needs_unit_prices, consumes
-    ),
-    source_changes(src_changes) AS x_SourceChanges,
+    ) REPLACE (source_tags(Tags) AS Tags),
+    source_changes(list_append(src_changes, CASE WHEN takes_own_tag_key(Tags) THEN 'ReservedTagKey' END))
+        AS x_SourceChanges,
     src_values AS x_SourceValues,
     $source_format || '-' || x_SourceVersion AS x_SourceFormat,
     $delivery_id AS x_DeliveryId,

@@ -287,7 +287,7 @@ focus_rows AS (
         e.project_id AS SubAccountId,
         CASE WHEN e.project_id IS NOT NULL THEN coalesce(e.project_name, e.project_id) END AS SubAccountName,
         CASE WHEN e.project_id IS NOT NULL THEN 'Project' END AS SubAccountType,
-        e.tags_json AS Tags,
+        source_tags(e.tags_json) AS Tags,
         $source_format AS x_SourceFormat,
         $delivery_id AS x_DeliveryId,
         e.source_file AS x_SourceFile,
@@ -305,7 +305,10 @@ focus_rows AS (
         e.invoice_month AS x_InvoiceMonth,
         e.source_version AS x_SourceVersion,
         e.usage_pricing_unit AS x_PricingUnitDescription,
-        source_changes([CASE WHEN e.unit_unmapped THEN 'UnmappedUnit' END]) AS x_SourceChanges,
+        source_changes([
+            CASE WHEN e.unit_unmapped THEN 'UnmappedUnit' END,
+            CASE WHEN takes_own_tag_key(e.tags_json) THEN 'ReservedTagKey' END
+        ]) AS x_SourceChanges,
         -- the committed use discount a fee pays for or a credit applied (detailed export only; FOCUS 1.2 columns stay
         -- empty, docs/decisions/0016); a committed credit without subscription.instance_id names none
         CASE

@@ -17,3 +17,25 @@ CREATE OR REPLACE TEMP MACRO merge_source_values(existing, entries) AS
 -- DOUBLE because DECIMAL(38,10) x DECIMAL(38,10) needs 128-bit products per row.
 CREATE OR REPLACE TEMP MACRO price_contradicts_cost(unit_price, quantity, cost) AS
     abs(unit_price::DOUBLE * quantity::DOUBLE - cost::DOUBLE) > greatest(0.000001, abs(cost::DOUBLE) * 0.000001);
+
+-- gpuledger's own tag keys (gpuledger/team, ... in FOCUS 1.3 AllocatedTags, which must not repeat a key of Tags) are a
+-- namespace no source tag keeps: a source key in it, or already carrying the rename's prefix, gets 'source:' in front
+-- (so renamed keys never meet each other or a key left alone), flagged ReservedTagKey.
+CREATE OR REPLACE TEMP MACRO renames_tag_key(tag_key) AS regexp_matches(tag_key, '^(source:)*gpuledger/');
+
+CREATE OR REPLACE TEMP MACRO takes_own_tag_key(tags) AS
+    -- the substring test first: json_keys runs only on the rare rows that may hold such a key
+    CASE
+        WHEN contains(tags, 'gpuledger') THEN list_bool_or(list_transform(json_keys(tags), k -> renames_tag_key(k)))
+        ELSE false
+    END;
+
+CREATE OR REPLACE TEMP MACRO source_tags(tags) AS
+    CASE
+        WHEN takes_own_tag_key(tags) THEN '{' || array_to_string(list_transform(
+            json_keys(tags),
+            k -> to_json(CASE WHEN renames_tag_key(k) THEN 'source:' || k ELSE k END) || ':'
+                || json_extract(tags, '$."' || replace(replace(k, '\', '\\'), '"', '\"') || '"')
+        ), ',') || '}'
+        ELSE tags
+    END;

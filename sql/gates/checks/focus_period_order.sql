@@ -20,3 +20,11 @@ SELECT
     x_SourceLineItemId
 FROM focus_rows
 WHERE ChargePeriodStart < BillingPeriodStart - INTERVAL 1 MONTH AND ChargeClass IS DISTINCT FROM 'Correction'
+UNION ALL
+-- a billing period starts at midnight of a month's 1st in a time zone from UTC-12 to UTC+14 (the rule of
+-- sql/normalize/billing_month.sql): another start is of no month
+SELECT
+    'BillingPeriodStart', 'BillingPeriodStart is not midnight of a month''s 1st in any time zone (UTC-12 to UTC+14)',
+    x_SourceFile, x_SourceLineItemId
+FROM focus_rows
+WHERE NOT starts_billing_month(BillingPeriodStart)

@@ -114,7 +114,7 @@ SELECT
         s.allocated_resource_id AS AllocatedResourceId,
         CASE WHEN s.allocated_resource_id IS NOT NULL THEN coalesce(j.name, s.allocated_resource_id) END
             AS AllocatedResourceName,
-        -- gpuledger/ keys never collide with the provider's or the users' tags, which stay in Tags
+        -- gpuledger/ keys never collide with a source's tags, which stay in Tags (ingestion renames any in gpuledger/)
         CAST(to_json(map_from_entries(list_filter(
             [
                 ('gpuledger/team', s.team),

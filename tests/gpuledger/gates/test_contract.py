@@ -112,7 +112,7 @@ def _rewrite_csv_gz(path: Path, change: object) -> None:
     change(rows)  # type: ignore[operator]
     out = io.StringIO()
     csv.writer(out, lineterminator="\n").writerows(rows)
-    path.write_bytes(gzip.compress(out.getvalue().encode("utf-8")))
+    path.write_bytes(gzip.compress(out.getvalue().encode("utf-8"), mtime=0))  # the same rows, the same bytes
 
 
 def _cur1_part(home: Path) -> Path:
@@ -149,6 +149,24 @@ def test_an_empty_newer_data_export_is_held_until_accepted(demo_copy, demo_home)
     assert accepted.returncode == 0, accepted.stderr
     assert _total(demo_copy, CUR2_PAYER, "2026-11") == (0, 0, 0)
     assert _run(demo_copy, "status").returncode == 0
+
+
+def test_an_empty_azure_month_is_held_until_accepted_not_refused_as_a_duplicate(demo_copy, demo_home):
+    """Azure writes an empty month as a header-only actual and a header-only amortized file: the same bytes, yet no
+    row that could count twice."""
+    before = _published(demo_copy, demo_home, except_=RECORDS_OF_THE_ATTEMPT)
+    actual, amortized = _rewrite_azure_november(demo_copy, lambda rows: rows.__delitem__(slice(1, None)))
+    assert actual.read_bytes() == amortized.read_bytes()
+
+    held = _run(demo_copy, "run")
+    assert held.returncode == EXIT_HELD, held.stderr
+    assert "empty_slice Microsoft F7W4-NQLF-SZU-QNK 2026-11: would empty the slice" in held.stdout
+    assert _published(demo_copy, demo_home, except_=RECORDS_OF_THE_ATTEMPT) == before
+
+    delivery = next(line.strip() for line in held.stdout.splitlines() if line.strip().startswith("azure-cost-details:"))
+    accepted = _run(demo_copy, "accept", delivery)
+    assert accepted.returncode == 0, accepted.stderr
+    assert _total(demo_copy, "F7W4-NQLF-SZU-QNK", "2026-11") == (0, 0, 0)
 
 
 def test_a_header_only_cur1_assembly_is_held(demo_copy, capsys):
@@ -687,6 +705,100 @@ def test_mixed_currency_in_gcp_json_lines_names_the_record(demo_copy, capsys):
     assert f"{part}, row 104, column 'currency': 'EUR'" in line
 
 
+def _rewrite_azure_november(home: Path, change: object) -> list[Path]:
+    """November's newest actual and amortized runs changed alike (their manifests' sizes kept true); their files."""
+    parts = []
+    for export in ("helios-actual-cost", "helios-amortized-cost"):
+        folder = home / AZURE / export / "20261101-20261130"
+        newest = max(
+            folder.iterdir(),
+            key=lambda run: json.loads((run / "manifest.json").read_text())["runInfo"]["submittedTime"],
+        )
+        part = newest / "part_0_0001.csv.gz"
+        _rewrite_csv_gz(part, change)
+        manifest = json.loads((newest / "manifest.json").read_text())
+        manifest["blobs"][0]["byteCount"] = part.stat().st_size
+        (newest / "manifest.json").write_text(json.dumps(manifest))
+        parts.append(part)
+    return parts
+
+
+def _azure_currency(home: Path) -> tuple[list[object], Path, int | None, str]:
+    amortized = _rewrite_azure_november(home, _set(3, "pricingCurrency", "ZZZ"))[-1]
+    return [home / AZURE, "--format", "azure-cost-details"], amortized, 3, "pricingCurrency"
+
+
+def _focus_charge_ending_as_it_starts(home: Path) -> tuple[list[object], Path, int | None, str]:
+    file = home / "exports" / "coreweave" / "2026-11" / "coreweave-focus-2026-11.csv"
+    rows = list(csv.reader(io.StringIO(file.read_text())))
+    rows[5][rows[0].index("ChargePeriodEnd")] = rows[5][rows[0].index("ChargePeriodStart")]
+    with file.open("w", newline="") as out:
+        csv.writer(out, lineterminator="\n").writerows(rows)
+    return [file, "--format", "focus", "--source", "helios-coreweave-focus"], file, 5, "ChargePeriodEnd"
+
+
+def _cur2_without_line_item_type(home: Path) -> tuple[list[object], Path, int | None, str]:
+    part = _cur2_part(home)
+    with duckdb.connect() as con:
+        con.execute(
+            f"COPY (SELECT * EXCLUDE (line_item_line_item_type) FROM read_parquet('{part}'))"
+            f" TO '{part.with_name('new.parquet')}' (FORMAT parquet)"
+        )
+    part.with_name("new.parquet").replace(part)
+    return [home / CUR2], part, None, "line_item_line_item_type"
+
+
+@pytest.mark.parametrize("change", [_azure_currency, _focus_charge_ending_as_it_starts, _cur2_without_line_item_type])
+def test_conformance_and_missing_column_refusals_name_file_row_and_the_file_s_own_column(demo_copy, capsys, change):
+    """Formats whose rows have no id (Azure, FOCUS: a content hash) name the source row too, not the hash; a CUR 2.0
+    file is told of its column as CUR 2.0 spells it."""
+    args, file, row, column = change(demo_copy)
+    before = _loaded(demo_copy)
+    code, _, err = _cli(capsys, "import", *args, "--home", demo_copy)
+    assert code == 1
+    line = _one_line_error(err)
+    where = f"{file}, row {row}" if row is not None else str(file)
+    assert line.startswith(f"gpuledger: error: {where}, column '{column}': "), line
+    assert "line item" not in line
+    assert _loaded(demo_copy) == before
+
+
+def test_a_billing_period_starting_at_no_month_s_midnight_is_refused(demo_copy, capsys):
+    """A November row whose period starts 15 hours before November in UTC (midnight in no time zone: UTC+14 is the
+    earliest) is no October row: refused."""
+    file = demo_copy / "exports" / "coreweave" / "2026-11" / "coreweave-focus-2026-11.csv"
+    rows = list(csv.reader(io.StringIO(file.read_text())))
+    rows[5][rows[0].index("BillingPeriodStart")] = "2026-10-31T09:00:00Z"
+    with file.open("w", newline="") as out:
+        csv.writer(out, lineterminator="\n").writerows(rows)
+    before = _loaded(demo_copy)
+    code, _, err = _cli(
+        capsys, "import", file, "--home", demo_copy, "--format", "focus", "--source", "helios-coreweave-focus"
+    )
+    assert code == 1
+    line = _one_line_error(err)
+    assert line.startswith(f"gpuledger: error: {file}, row 5, column 'BillingPeriodStart': "), line
+    assert "is not midnight of a month's 1st in any time zone" in line
+    assert _loaded(demo_copy) == before
+
+
+def test_a_focus_month_folder_holding_another_month_s_rows_is_refused(demo_copy, demo_home):
+    """A month folder names its delivery's month as a manifest does: November's file moved into 2026-12 is refused,
+    not taken for the November delivery it was loaded as."""
+    coreweave = demo_copy / "exports" / "coreweave"
+    moved = coreweave / "2026-12" / "coreweave-focus-2026-11.csv"
+    moved.parent.mkdir()
+    shutil.move(coreweave / "2026-11" / moved.name, moved)
+    before = _published(demo_copy, demo_home)
+    refused = _run(demo_copy, "run")
+    assert refused.returncode == 1
+    line = refused.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"gpuledger: error: {moved}, row "), line
+    assert "column 'BillingPeriodStart': the row is for account helios-labs, period 2026-11" in line
+    assert "but its month folder (or file name) delivers period 2026-12" in line
+    assert _published(demo_copy, demo_home) == before
+
+
 # 10. Lossy money, malformed keys and manifests, and files outside the export are refused; far-off usage is held.
 
 
@@ -824,16 +936,7 @@ _ADDED_AFTER_1_0 = {name for names in ADDED_IN.values() for name in names}
 
 def test_an_azure_tags_cell_holding_an_empty_json_string_is_repaired(demo_copy, capsys):
     november = _total(demo_copy, "F7W4-NQLF-SZU-QNK", "2026-11")
-    for export in ("helios-actual-cost", "helios-amortized-cost"):
-        folder = demo_copy / AZURE / export / "20261101-20261130"
-        newest = max(
-            folder.iterdir(),
-            key=lambda run: json.loads((run / "manifest.json").read_text())["runInfo"]["submittedTime"],
-        )
-        _rewrite_csv_gz(newest / "part_0_0001.csv.gz", _set(3, "tags", '""'))
-        manifest = json.loads((newest / "manifest.json").read_text())
-        manifest["blobs"][0]["byteCount"] = (newest / "part_0_0001.csv.gz").stat().st_size
-        (newest / "manifest.json").write_text(json.dumps(manifest))
+    _rewrite_azure_november(demo_copy, _set(3, "tags", '""'))
     code, out, err = _cli(capsys, "import", demo_copy / AZURE, "--home", demo_copy, "--format", "azure-cost-details")
     assert code == 0, err
     with closing(open_warehouse(demo_copy)) as con:
@@ -843,6 +946,41 @@ def test_an_azure_tags_cell_holding_an_empty_json_string_is_repaired(demo_copy, 
     assert flagged and all(row == (None, '{"tags":"\\"\\""}') for row in flagged)
     assert f"InvalidTags {len(flagged)}" in out
     assert _total(demo_copy, "F7W4-NQLF-SZU-QNK", "2026-11") == november
+
+
+def test_a_provider_tag_in_gpuledger_s_own_namespace_is_renamed_flagged_and_the_1_3_export_works(
+    demo_copy, capsys, tmp_path
+):
+    """A user tag named gpuledger/team would repeat the key AllocatedTags gives each allocated row's team (FOCUS 1.3
+    forbids it): ingestion renames it source:gpuledger/team and says so."""
+
+    def tag(rows: list[list[str]]) -> None:
+        rows[0].append("resourceTags/user:gpuledger/team")
+        for row in rows[1:]:
+            row.append("finance")
+
+    november = _total(demo_copy, CUR1_PAYER, "2026-11")
+    _rewrite_csv_gz(_cur1_part(demo_copy), tag)
+    ran = _run(demo_copy, "run")
+    assert ran.returncode == 0, ran.stderr
+    assert _total(demo_copy, CUR1_PAYER, "2026-11") == november
+    with closing(open_warehouse(demo_copy)) as con:
+        flagged = con.execute(
+            "SELECT count(*), count(*) FILTER (Tags ->> '$.\"source:gpuledger/team\"' = 'finance'"
+            " AND NOT json_exists(Tags, '$.\"gpuledger/team\"')) FROM focus.costs"
+            " WHERE x_SourceChanges = 'ReservedTagKey'"
+        ).fetchone()
+        counted = con.execute(
+            "SELECT rows FROM meta.delivery_repairs JOIN (SELECT DISTINCT delivery_id FROM meta.slices)"
+            " USING (delivery_id) WHERE change = 'ReservedTagKey'"
+        ).fetchall()
+    assert flagged == (november[0], november[0]) and counted == [(november[0],)]
+    allocated = tmp_path / "allocated.parquet"
+    code, _, err = _cli(
+        capsys, "export-focus", "--home", demo_copy, "--focus-version", "1.3", "--allocated", "--out", allocated
+    )
+    assert code == 0, err
+    assert allocated.exists()
 
 
 def test_aws_units_and_a_marketplace_product_under_two_codes_are_normalized(demo_copy, capsys):
