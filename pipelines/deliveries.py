@@ -18,7 +18,7 @@ from connectors.aws import exports
 from connectors.azure import exports as azure_exports
 from connectors.gcp import exports as gcp_exports
 from gpuledger.allocation.allocate import AllocationResult, allocate_month
-from gpuledger.gates.contract import OlderDelivery
+from gpuledger.gates.contract import Outranked
 from gpuledger.gates.load import (
     LoadResult,
     Part,
@@ -230,7 +230,7 @@ def finish_month(
     for load in planned:
         try:
             loaded.append(finish_load(con, load, rules, stager))
-        except OlderDelivery as exc:
+        except Outranked as exc:
             log.info("passed over: %s", exc)
         except _REFUSALS as exc:
             refused.append(_refusal(load.delivery, exc))

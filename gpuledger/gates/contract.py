@@ -84,6 +84,12 @@ def refuse_foreign_slices(
     for provider, account, month, owner_id, owner_source, owner_time, owner_origin in owners:
         key = f"{provider} {account} {month}"
         superseded = owner_source in rules.supersedes.get(source or "", ())
+        if owner_source is not None and source in rules.supersedes.get(owner_source, ()):
+            raise Outranked(
+                where,
+                f"slice {key} belongs to source {owner_source!r} (delivery {owner_id}), which supersedes"
+                f" {_source_label(source)}: nothing changed",
+            )
         if owner_source is not None and owner_source != source and not superseded:
             raise InputError(
                 where,
@@ -100,7 +106,7 @@ def refuse_foreign_slices(
             )
         older = owner_time is not None and delivery.version_time is not None and delivery.version_time < owner_time
         if older and owner_source == source:
-            raise OlderDelivery(
+            raise Outranked(
                 where,
                 f"this delivery of slice {key} (made {_time(delivery.version_time)}) is older than the loaded"
                 f" delivery {owner_id} (made {_time(owner_time)}); an older version never replaces a newer one,"
@@ -108,9 +114,10 @@ def refuse_foreign_slices(
             )
 
 
-class OlderDelivery(InputError):
-    """A delivery older than the one that owns its slice: refused when imported, passed over by a nightly run (a
-    newer delivery imported by hand leaves the source's folder with the older one)."""
+class Outranked(InputError):
+    """A delivery whose slice is owned by a newer version of it, or by a source that supersedes its own: refused when
+    imported, passed over by a nightly run (a newer delivery imported by hand leaves the source's folder with the
+    older one; a superseded source may still deliver until it is removed)."""
 
 
 def hold_reasons(

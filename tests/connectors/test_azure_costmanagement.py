@@ -47,7 +47,7 @@ pytestmark = [pytest.mark.serial, pytest.mark.slow]
 # Azurite, and a fresh container in it, from the Blob sync's tests (the connection string reaches the sync only
 # through the environment variable CONNECTION_ENV).
 azurite, container = test_azure_sync.azurite, test_azure_sync.container
-SCOPE = "/providers/Microsoft.Billing/billingAccounts/1234567/billingProfiles/HLAB-XZ1"
+SCOPE = "/providers/Microsoft.Billing/billingAccounts/1234567/billingProfiles/F7W4-NQLF-SZU-QNK"  # the rows' profile
 SUBSCRIPTION = "subscriptions/5f2c3b9e-1d4a-4c1e-9a0b-6e7f8a9b0c1d"
 NOVEMBER, OCTOBER = "20261101-20261130", "20261001-20261031"
 

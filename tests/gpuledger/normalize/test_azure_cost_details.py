@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from gpuledger.gates.load import LoadResult, load_delivery
+from gpuledger.gates.load import LoadResult, accept_delivery, load_delivery
 from models.delivery import Delivery
 from models.errors import InputError, ReconciliationError
 from tests.conftest import focus_snapshot, validate_warehouse
@@ -169,6 +169,10 @@ def test_mca_single_datasets_reconcile_under_the_zeroing_rules(con, tmp_path):
     _load(con, "azure-actual", actual)
     principal = Decimal(920) - 100
     assert _totals(con) == [(MCA_PROFILE, JANUARY, "EUR", MCA_ACTUAL_TOTAL, MCA_ACTUAL_TOTAL - principal)]
+    # the other dataset of the same slice moves most of its billed money: held (open_month_change), then accepted
+    held = _load(con, "azure-amortized", amortized)
+    assert [hold.reason for hold in held.holds] == ["open_month_change"]
+    accept_delivery(con, held.delivery_id)
     _load(con, "azure-amortized", amortized)
     amortized_charges = Decimal(20) + 900
     assert _totals(con) == [(MCA_PROFILE, JANUARY, "EUR", MCA_AMORTIZED_TOTAL - amortized_charges, MCA_AMORTIZED_TOTAL)]

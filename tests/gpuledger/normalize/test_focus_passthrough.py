@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 from gpuledger.gates.checks import run_checks
-from gpuledger.gates.load import load_delivery
+from gpuledger.gates.load import accept_delivery, load_delivery
 from gpuledger.normalize.detect import detect_format
 from gpuledger.warehouse.home import connect_warehouse
 from models.config import IngestConfig
@@ -363,9 +363,14 @@ def _quoted(message: str) -> list[str]:
     return sorted(re.findall(r"'(\w+)'(?! \d)", re.sub(r"\(e\.g\. '[^']*'\)", "", message)))
 
 
-def test_identical_rows_both_count_with_their_own_line_item_ids(con, tmp_path):
+def test_identical_rows_are_held_and_once_accepted_both_count_with_their_own_line_item_ids(con, tmp_path):
     rows = coreweave_rows()
     file = write_csv(tmp_path / "dup.csv", [*rows, rows[0]])
+    held = load_delivery(con, Delivery("focus", (file,)))
+    assert [(hold.reason, hold.detail.split(" (")[0]) for hold in held.holds] == [
+        ("twin_rows", "1 row(s) repeat another row of the delivery in every column")
+    ]
+    accept_delivery(con, held.delivery_id)
     load_delivery(con, Delivery("focus", (file,)))
     ids = [r[0] for r in con.execute("SELECT x_SourceLineItemId FROM focus.costs").fetchall()]
     assert len(ids) == len(set(ids)) == 5
