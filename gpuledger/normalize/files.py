@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 import duckdb
 
@@ -36,6 +37,8 @@ _NO_HIVE = {"hive_partitioning": False}
 # DuckDB names a CSV error's physical line (the header is line 1) and its reason after the echoed line.
 _CSV_ERROR_LINE = re.compile(r"CSV Error on Line: (\d+)")
 _CSV_ERROR_FILE = re.compile(r"^\s*file = (.+)$", re.MULTILINE)
+# A byte that is not UTF-8, as the surrogateescape error handler reads it.
+_UNDECODABLE = re.compile("[\udc80-\udcff]")
 _CSV_ERROR_REASONS = (
     "Value with unterminated quote found.",
     "Expected Number of Columns",
@@ -77,16 +80,17 @@ def csv_header(file: Path) -> list[str]:
 
     Exports are comma-separated: a ';' or tab header means a file re-saved by a spreadsheet (localized numbers).
     """
-    opener = gzip.open if file.name.lower().endswith((".gz", ".gzip")) else open
     try:
-        with opener(file, "rt", encoding="utf-8-sig", newline="") as handle:
+        with _open_text(file) as handle:
             first = handle.readline(1 << 20)
             header = next(csv.reader([first.rstrip("\r\n")]), None) if '"' not in first else None
             if header is None:  # a quoted header may span lines: let the csv module read the whole record
                 handle.seek(0)
                 header = next(csv.reader(handle), None)
-    except (OSError, EOFError, UnicodeDecodeError, csv.Error) as exc:
+    except (OSError, EOFError, csv.Error) as exc:
         raise InputError(file, f"unreadable header: {exc}", row=0) from exc
+    if header and (name := next((n for n in header if _UNDECODABLE.search(n)), None)):
+        raise InputError(file, f"the header is not UTF-8 text: {_as_bytes(name)!r}", row=0)
     for delimiter, name in ((";", "';'"), ("\t", "tabs")):
         if first.count(delimiter) > first.count(","):
             raise InputError(file, f"not comma-separated: the header is delimited by {name}", row=0)
@@ -96,6 +100,38 @@ def csv_header(file: Path) -> list[str]:
     if duplicated:
         raise InputError(file, "the header names a column twice", row=0, column=duplicated[0])
     return header
+
+
+def _open_text(file: Path) -> TextIO:
+    """A CSV file as text; a byte that is not UTF-8 becomes a lone surrogate (:data:`_UNDECODABLE`), found where it is
+    instead of failing the chunk of text decoded ahead of it."""
+    opener = gzip.open if file.name.lower().endswith((".gz", ".gzip")) else open
+    return opener(file, "rt", encoding="utf-8-sig", errors="surrogateescape", newline="")  # type: ignore[return-value]
+
+
+def _as_bytes(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
+
+
+def first_non_utf8_cell(file: Path) -> InputError | None:
+    """The first cell of a CSV file that is not UTF-8 text, refused naming its row and column; None if none.
+
+    Refused, not repaired: exports are UTF-8, so such a byte means another encoding or a corrupt file, and then no
+    cell of the file (keys, money) can be trusted to read as the provider wrote it. Read in Python: DuckDB's CSV
+    reader fails internally on such a byte in a column its query does not read.
+    """
+    header = csv_header(file)
+    try:
+        with _open_text(file) as handle:
+            records = csv.reader(handle)
+            next(records, None)
+            for row, record in enumerate(records, start=1):
+                for name, cell in zip(header, record, strict=False):
+                    if _UNDECODABLE.search(cell):
+                        return InputError(file, f"is not UTF-8 text: {_as_bytes(cell)!r}", row=row, column=name)
+    except (OSError, EOFError, csv.Error):
+        return None  # a file broken otherwise: its read names what is wrong
+    return None
 
 
 def read_csv_file(con: duckdb.DuckDBPyConnection, file: Path) -> duckdb.DuckDBPyRelation:
@@ -219,9 +255,15 @@ def _file_error(con: duckdb.DuckDBPyConnection, files: Sequence[Path], exc: duck
 
 
 def read_error(files: Sequence[Path], exc: BaseException) -> InputError | None:
-    """The file a DuckDB CSV read error names, as :func:`file_read_error`; None for any other error."""
+    """The file a DuckDB CSV read error names, as :func:`file_read_error`; None for any other error.
+
+    A DuckDB internal error on CSV files is looked into for the one cause known to raise it: text that is not UTF-8.
+    """
     named = _CSV_ERROR_FILE.search(str(exc))
     if not (named and _CSV_ERROR_LINE.search(str(exc))):
+        if isinstance(exc, duckdb.InternalException):
+            csv_files = (f for f in files if file_kind(f) == "csv")
+            return next((error for f in csv_files if (error := first_non_utf8_cell(f))), None)
         return None
     file = next((f for f in files if str(f) == named.group(1).strip()), Path(named.group(1).strip()))
     return file_read_error(file, exc)
@@ -233,6 +275,8 @@ def file_read_error(file: Path, exc: BaseException) -> InputError:
     line = _CSV_ERROR_LINE.search(text)
     reason = next((r for r in text.splitlines() if r.strip().startswith(_CSV_ERROR_REASONS)), None)
     if line and reason:
+        if reason.strip().startswith("Invalid unicode") and (undecodable := first_non_utf8_cell(file)):
+            return undecodable
         return InputError(file, f"not a well-formed CSV row: {reason.strip()}", row=int(line.group(1)) - 1)
     return InputError(file, f"unreadable: {describe_error(exc)}")
 
