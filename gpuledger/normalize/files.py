@@ -39,6 +39,8 @@ _CSV_ERROR_LINE = re.compile(r"CSV Error on Line: (\d+)")
 _CSV_ERROR_FILE = re.compile(r"^\s*file = (.+)$", re.MULTILINE)
 # A byte that is not UTF-8, as the surrogateescape error handler reads it.
 _UNDECODABLE = re.compile("[\udc80-\udcff]")
+# Strict mode's error for a bare CR or LF inside an unquoted value: it names neither line nor reason.
+_CSV_INVALID_STATE = "The CSV Parser state machine reached an invalid state"
 _CSV_ERROR_REASONS = (
     "Value with unterminated quote found.",
     "Expected Number of Columns",
@@ -102,11 +104,11 @@ def csv_header(file: Path) -> list[str]:
     return header
 
 
-def _open_text(file: Path) -> TextIO:
+def _open_text(file: Path, newline: str = "") -> TextIO:
     """A CSV file as text; a byte that is not UTF-8 becomes a lone surrogate (:data:`_UNDECODABLE`), found where it is
     instead of failing the chunk of text decoded ahead of it."""
     opener = gzip.open if file.name.lower().endswith((".gz", ".gzip")) else open
-    return opener(file, "rt", encoding="utf-8-sig", errors="surrogateescape", newline="")  # type: ignore[return-value]
+    return opener(file, "rt", encoding="utf-8-sig", errors="surrogateescape", newline=newline)  # type: ignore[return-value]
 
 
 def _as_bytes(text: str) -> bytes:
@@ -121,17 +123,40 @@ def first_non_utf8_cell(file: Path) -> InputError | None:
     reader fails internally on such a byte in a column its query does not read.
     """
     header = csv_header(file)
+    for row, record in _records(file):
+        for name, cell in zip(header, record, strict=False):
+            if _UNDECODABLE.search(cell):
+                return InputError(file, f"is not UTF-8 text: {_as_bytes(cell)!r}", row=row, column=name)
+    return None
+
+
+def _first_bare_carriage_return(file: Path) -> InputError | None:
+    """The first record of a CSV file holding a carriage return outside quotes (DuckDB names no row for it)."""
+    row, quoted = 0, False  # the header is record 0
+    try:
+        with _open_text(file, newline="\n") as handle:
+            for line in handle:
+                # text between quotes alternates outside / inside a quoted value ("" inside toggles twice)
+                for index, segment in enumerate(line.removesuffix("\n").removesuffix("\r").split('"')):
+                    quoted = quoted != (index > 0)
+                    if not quoted and "\r" in segment:
+                        message = "not a well-formed CSV row: a carriage return outside quotes (RFC 4180 quotes it)"
+                        return InputError(file, message, row=row)
+                row += 0 if quoted else 1
+    except (OSError, EOFError):
+        return None
+    return None
+
+
+def _records(file: Path) -> Iterator[tuple[int, list[str]]]:
+    """The data records of a CSV file as Python's csv module reads them, numbered from 1; none past one it cannot."""
     try:
         with _open_text(file) as handle:
             records = csv.reader(handle)
             next(records, None)
-            for row, record in enumerate(records, start=1):
-                for name, cell in zip(header, record, strict=False):
-                    if _UNDECODABLE.search(cell):
-                        return InputError(file, f"is not UTF-8 text: {_as_bytes(cell)!r}", row=row, column=name)
+            yield from enumerate(records, start=1)
     except (OSError, EOFError, csv.Error):
-        return None  # a file broken otherwise: its read names what is wrong
-    return None
+        return  # a file broken otherwise: DuckDB's read names what is wrong
 
 
 def read_csv_file(con: duckdb.DuckDBPyConnection, file: Path) -> duckdb.DuckDBPyRelation:
@@ -260,7 +285,7 @@ def read_error(files: Sequence[Path], exc: BaseException) -> InputError | None:
     A DuckDB internal error on CSV files is looked into for the one cause known to raise it: text that is not UTF-8.
     """
     named = _CSV_ERROR_FILE.search(str(exc))
-    if not (named and _CSV_ERROR_LINE.search(str(exc))):
+    if not (named and (_CSV_ERROR_LINE.search(str(exc)) or _CSV_INVALID_STATE in str(exc))):
         if isinstance(exc, duckdb.InternalException):
             csv_files = (f for f in files if file_kind(f) == "csv")
             return next((error for f in csv_files if (error := first_non_utf8_cell(f))), None)
@@ -278,6 +303,8 @@ def file_read_error(file: Path, exc: BaseException) -> InputError:
         if reason.strip().startswith("Invalid unicode") and (undecodable := first_non_utf8_cell(file)):
             return undecodable
         return InputError(file, f"not a well-formed CSV row: {reason.strip()}", row=int(line.group(1)) - 1)
+    if _CSV_INVALID_STATE in text and (split := _first_bare_carriage_return(file)):
+        return split
     return InputError(file, f"unreadable: {describe_error(exc)}")
 
 

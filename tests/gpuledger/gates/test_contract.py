@@ -488,6 +488,7 @@ def test_refusals_name_the_row_and_the_source_column(demo_copy, capsys, change, 
     [
         (12, lambda line: b'a,"unterminated', "unterminated quote"),
         (13, lambda line: b"short,row", "Expected Number of Columns"),
+        (40, lambda line: line.replace(b",", b",x\ry,", 1), "a carriage return outside quotes"),
         (30, lambda line: line.rstrip(b"\n") + b"x" * 10_000_000, "Maximum line size"),
     ],
 )

@@ -93,6 +93,20 @@ def test_text_that_is_not_utf8_is_named_and_the_session_survives_duckdb_failing_
     assert (error.row, error.column, error.reason) == (2, "tag", "is not UTF-8 text: b'caf\\xe9'")
 
 
+def test_line_breaks_load_quoted_and_are_refused_naming_the_row_unquoted(tmp_path):
+    rows = b'cost,tag\r\n1,"a\rb"\r\n2,"c\nd"\r\n3,"e\r\nf"\r\n'
+    quoted = tmp_path / "quoted.csv"
+    quoted.write_bytes(rows)
+    bare = tmp_path / "bare.csv"
+    bare.write_bytes(rows + b"4,g\rh\r\n")
+    with duckdb.connect() as con:
+        assert read_raw(con, [quoted]).project("tag").fetchall() == [("a\rb",), ("c\nd",), ("e\r\nf",)]
+        with pytest.raises(duckdb.Error) as failed:
+            read_raw(con, [bare]).project("tag").fetchall()
+    error = read_error([bare], failed.value)
+    assert error is not None and error.row == 4 and "a carriage return outside quotes" in error.reason
+
+
 def test_bad_values_of_reordered_files_are_found_by_name(tmp_path):
     first = _csv(tmp_path / "a.csv", "cost,day\n1.5,2026-01-01\n")
     second = _csv(tmp_path / "b.csv", "day,cost\n2026-01-02,2.5\n2026-01-03,abc\n")
