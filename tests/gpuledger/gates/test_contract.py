@@ -684,6 +684,24 @@ def test_an_azure_tags_cell_holding_an_empty_json_string_is_repaired(demo_copy, 
     assert _total(demo_copy, "F7W4-NQLF-SZU-QNK", "2026-11") == november
 
 
+def test_cur2_tags_written_as_a_parquet_list_are_repaired(demo_copy, capsys):
+    november = _total(demo_copy, CUR2_PAYER, "2026-11")
+    part = _cur2_part(demo_copy)
+    listed = "list_transform(map_entries(resource_tags), e -> e.key || '=' || e.value)"
+    _rewrite_parquet(part, f"CASE WHEN rn < 5 THEN {listed} ELSE [] END AS resource_tags")
+    with duckdb.connect() as con:
+        tagged = con.execute(f"SELECT count(*) FROM read_parquet('{part}') WHERE len(resource_tags) > 0").fetchone()[0]
+    code, out, err = _cli(capsys, "import", demo_copy / CUR2, "--home", demo_copy)
+    assert code == 0, err
+    assert tagged > 0 and f"InvalidTags {tagged}" in out
+    with closing(open_warehouse(demo_copy)) as con:
+        flagged = con.execute(
+            "SELECT count(*), count(Tags), min(x_SourceValues) FROM focus.costs WHERE x_SourceChanges = 'InvalidTags'"
+        ).fetchone()
+    assert flagged[:2] == (tagged, 0) and json.loads(flagged[2])["resource_tags"].startswith("[")
+    assert _total(demo_copy, CUR2_PAYER, "2026-11") == november
+
+
 def test_aws_units_and_a_marketplace_product_under_two_codes_are_normalized(demo_copy, capsys):
     def quirks(rows: list[list[str]]) -> None:
         header = rows[0]
