@@ -426,7 +426,7 @@ def test_bad_values_name_file_row_and_column_and_change_nothing(con, tmp_path, c
     assert focus_snapshot(con) == before
 
 
-@pytest.mark.parametrize("cell", ['"team": "ml", broken', '""', "untagged"])
+@pytest.mark.parametrize("cell", ['"team": "ml", broken', '""', "untagged", '"team": {"a": 1}', '{"team": ["a"]}'])
 def test_a_tags_cell_that_is_no_object_is_read_as_no_tags_and_flagged(con, tmp_path, cell):
     rows = ea_actual()
     rows[1]["Tags"] = cell
