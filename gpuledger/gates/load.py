@@ -28,7 +28,7 @@ from gpuledger.normalize import aws_cur
 from gpuledger.normalize.files import (
     FileStats,
     GzipCheck,
-    bad_cast_predicate,
+    bad_cast_predicates,
     checking_gzip,
     first_bad_row,
     first_repeat,
@@ -585,9 +585,9 @@ def _locate_bad_input(
     empty = _NOT_NULL_FAILED.search(str(exc))
     for file in files:
         for header, sql_type in cast_columns.items():
-            predicate, problem = bad_cast_predicate(raw_types.get(header, "VARCHAR"), sql_type)
-            if found := first_bad_row(con, file, header, predicate):
-                return InputError(file, f"{found[1]!r} {problem}", row=found[0], column=header)
+            for predicate, problem in bad_cast_predicates(raw_types.get(header, "VARCHAR"), sql_type):
+                if found := first_bad_row(con, file, header, predicate):
+                    return InputError(file, f"{found[1]!r} {problem}", row=found[0], column=header)
         if empty and (error := _find_empty(con, [file], raw.columns, model, empty.group(1))):
             return error
         for canonical, allowed in model.enumerated_columns.items():

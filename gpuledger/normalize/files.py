@@ -206,9 +206,10 @@ def _single_file(con: duckdb.DuckDBPyConnection, file: Path) -> duckdb.DuckDBPyR
 def cast_expr(header: str, raw_type: str, sql_type: str) -> str:
     """SQL that turns a file's column into ``sql_type``: CSV text is trimmed, '' is NULL, casts are strict.
 
-    Money from binary floating point is exact or refused: a DOUBLE becomes the decimal its shortest text form
-    spells (a direct cast drifts in the 8th digit above 10^7) and must be that decimal's nearest double (at most
-    10 decimal places); a 32-bit FLOAT has lost cents already and is refused.
+    Money is exact or refused: text must be a decimal number exact to 10 decimal places (:func:`decimal_from_cell`);
+    a DOUBLE becomes the decimal its shortest text form spells (a direct cast drifts in the 8th digit above 10^7)
+    and must be that decimal's nearest double (at most 10 decimal places); a 32-bit FLOAT has lost cents already
+    and is refused.
     """
     ident = quote_ident(header)
     if raw_type == "VARCHAR":
@@ -216,7 +217,7 @@ def cast_expr(header: str, raw_type: str, sql_type: str) -> str:
         if sql_type == "VARCHAR":
             return text
         if sql_type == MONEY:
-            return decimal_from_text(text)
+            return decimal_from_cell(ident, text)
         return f"CAST({text} AS {sql_type})"
     if sql_type == "VARCHAR":
         return f"nullif(CAST({ident} AS VARCHAR), '')"
@@ -253,18 +254,73 @@ def decimal_from_text(text: str, *, strict: bool = True) -> str:
     return f"coalesce(TRY_CAST({text} AS DECIMAL(18,10)), {split}, {wide}({text} AS {MONEY}))"
 
 
-def bad_cast_predicate(raw_type: str, sql_type: str) -> tuple[str, str]:
-    """SQL over a cell ``v`` that is TRUE where :func:`cast_expr` refuses it, and what is wrong there."""
+# A number as exports spell money: digits, a point, an exponent (FOCUS NumericFormat); no 1_329.216.
+_DECIMAL_NUMBER = r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?"
+
+
+def decimal_from_cell(cell: str, text: str, *, strict: bool = True) -> str:
+    """SQL turning a text cell into DECIMAL(38,10), held to the rule money in Parquet is held to: a decimal number
+    exact to 10 decimal places (:func:`exact_decimal_text`), else refused (``strict``: an error; else NULL).
+
+    ``text`` is the cell trimmed, NULL when blank. DuckDB's decimal cast alone would read ``1_329.216`` and round
+    past the 10th place. Plain digits with at most 10 after the point, the common case, take the 64-bit cast of the
+    cell as it is: four byte scans and a DOUBLE parse (which refuses the bare ``- `` the decimal cast reads as 0)
+    cost less than the trim they save. Any other spelling is checked in full.
+    """
+    plain = (
+        f"strpos({cell}, '_') = 0 AND strpos({cell}, 'e') = 0 AND strpos({cell}, 'E') = 0"
+        f" AND length({cell}) - strpos({cell}, '.') <= 10 AND TRY_CAST({cell} AS DOUBLE) IS NOT NULL"
+    )
+    refused = "error('not a decimal number exact to 10 decimal places')" if strict else "NULL"
+    checked = (
+        f"CASE WHEN {text} IS NULL THEN NULL WHEN {exact_decimal_text(text)}"
+        f" THEN {decimal_from_text(text, strict=strict)} ELSE {refused} END"
+    )
+    # CASE, not coalesce: DuckDB's optimizer would compute the trim in ``checked`` for every row, not only for these
+    return f"CASE WHEN {plain} THEN coalesce(TRY_CAST({cell} AS DECIMAL(18,10)), {checked}) ELSE {checked} END"
+
+
+def exact_decimal_text(text: str) -> str:
+    """SQL: ``text`` (trimmed) is a decimal number (digits, a point, an exponent) exact to 10 decimal places, such
+    as ``1.50000000000`` or ``2.5E-3``; NULL for an exponent beyond BIGINT."""
+    number = f"lower({text})"
+    mantissa = f"ltrim(split_part({number}, 'e', 1), '+-')"
+    exponent = f"TRY_CAST(coalesce(nullif(split_part({number}, 'e', 2), ''), '0') AS BIGINT)"
+    digits = f"replace({mantissa}, '.', '')"
+    # digits after the point, less the exponent and the trailing zeros (15.0e-1 has one place); zero has none
+    places = f"length(split_part({mantissa}, '.', 2)) - {exponent} - (length({digits}) - length(rtrim({digits}, '0')))"
+    return (
+        f"(regexp_full_match({text}, {quote_literal(_DECIMAL_NUMBER)})"
+        f" AND ({places} <= 10 OR ltrim({digits}, '0') = ''))"
+    )
+
+
+def bad_cast_predicates(raw_type: str, sql_type: str) -> list[tuple[str, str]]:
+    """SQL over a cell ``v`` that is TRUE where :func:`cast_expr` refuses it, and what is wrong there (text money
+    may be wrong in two ways)."""
     if sql_type == MONEY and raw_type == "FLOAT":
-        return "v IS NOT NULL", "is a 32-bit float (FLOAT column): it has lost cents; export money as DOUBLE or DECIMAL"
+        lost = "is a 32-bit float (FLOAT column): it has lost cents; export money as DOUBLE or DECIMAL"
+        return [("v IS NOT NULL", lost)]
     if sql_type == MONEY and raw_type == "DOUBLE":
         exact = f"TRY_CAST(CAST(v AS VARCHAR) AS {MONEY})"  # diagnostics only: the slow exact parse will do
-        return (
-            f"v IS NOT NULL AND (isnan(v) OR isinf(v) OR CAST({exact} AS DOUBLE) IS DISTINCT FROM v)",
-            "is not exact to 10 decimal places (binary floating point): money would be lost or invented",
-        )
+        return [
+            (
+                f"v IS NOT NULL AND (isnan(v) OR isinf(v) OR CAST({exact} AS DOUBLE) IS DISTINCT FROM v)",
+                "is not exact to 10 decimal places (binary floating point): money would be lost or invented",
+            )
+        ]
     text = "nullif(trim(CAST(v AS VARCHAR)), '')"
-    return f"{text} IS NOT NULL AND TRY_CAST({text} AS {sql_type}) IS NULL", f"is not a valid {sql_type}"
+    invalid = f"{text} IS NOT NULL AND TRY_CAST({text} AS {sql_type}) IS NULL"
+    if sql_type != MONEY or raw_type != "VARCHAR":
+        return [(invalid, f"is not a valid {sql_type}")]
+    number = f"regexp_full_match({text}, {quote_literal(_DECIMAL_NUMBER)})"
+    return [
+        (f"({text} IS NOT NULL AND NOT {number}) OR ({invalid})", f"is not a valid {sql_type}"),
+        (
+            f"{text} IS NOT NULL AND NOT coalesce({exact_decimal_text(text)}, false)",
+            "is not exact to 10 decimal places: money would be lost or invented",
+        ),
+    ]
 
 
 def _file_error(con: duckdb.DuckDBPyConnection, files: Sequence[Path], exc: duckdb.Error) -> InputError:

@@ -589,6 +589,23 @@ def test_usage_dated_months_outside_its_billing_period_is_held(demo_copy, capsys
 
 
 @pytest.mark.parametrize(
+    ("cost", "reason"),
+    [
+        ("0.12345678901", "is not exact to 10 decimal places: money would be lost or invented"),  # DuckDB rounded it
+        ("1_329.216", "is not a valid DECIMAL(38,10)"),  # DuckDB read it as 1329.216
+    ],
+)
+def test_csv_money_is_exact_to_10_decimal_places_like_parquet_money_or_refused(demo_copy, capsys, cost, reason):
+    part = _cur1_part(demo_copy)
+    _rewrite_csv_gz(part, _set(8, "lineItem/UnblendedCost", cost))
+    before = _loaded(demo_copy)
+    code, _, err = _cli(capsys, "import", demo_copy / CUR1, "--home", demo_copy)
+    assert code == 1
+    assert _one_line_error(err).endswith(f"{part}, row 8, column 'lineItem/UnblendedCost': '{cost}' {reason}")
+    assert _loaded(demo_copy) == before
+
+
+@pytest.mark.parametrize(
     ("change", "message"),
     [
         (lambda m: m | {"billingPeriod": "2026-10"}, "the manifest states billing period '2026-10'"),
