@@ -355,7 +355,9 @@ focus_rows AS (
                     WHEN NOT r.unit_mapped AND r.unit_text IS NOT NULL AND NOT follows_unit_format(r.pricing_unit)
                         THEN 'UnmappedUnit'
                 END,
-                CASE WHEN r.states_term AND r.term_months IS NULL THEN 'InvalidCommitmentTerm' END
+                CASE WHEN r.states_term AND r.term_months IS NULL THEN 'InvalidCommitmentTerm' END,
+                -- a charge for less than nothing: FOCUS has no rule to repair it, the source's figures stay
+                CASE WHEN r.quantity < 0 AND r.cost > 0 THEN 'NegativeQuantity' END
             ]
         )) AS x_SourceChanges,
         CASE

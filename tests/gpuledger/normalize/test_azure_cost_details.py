@@ -559,3 +559,17 @@ def test_a_term_that_is_no_duration_is_read_as_unknown_and_flagged(con, tmp_path
     ).fetchall()
     assert flagged == [(None, None, "InvalidCommitmentTerm", '{"Term":"one year"}')]
     assert con.execute("SELECT sum(BilledCost) FROM focus.costs").fetchone() == (EA_ACTUAL_TOTAL,)
+
+
+def test_a_negative_quantity_of_a_positive_cost_is_flagged_and_its_money_kept(con, tmp_path):
+    rows = ea_actual()
+    rows[0]["Quantity"] = "-24"  # 2359.68 charged for -24 hours
+    rows[1] |= {"Quantity": "-10", "CostInBillingCurrency": "-12"}  # a return of usage: both negative, consistent
+    result = _load(con, "azure-actual", write_csv(tmp_path / "part_0.csv", rows, EA_HEADER))
+    assert result.repairs == (("NegativeQuantity", 1),)
+    flagged = con.execute(
+        "SELECT BilledCost, EffectiveCost, ConsumedQuantity, PricingQuantity, x_SourceValues FROM focus.costs"
+        " WHERE x_SourceChanges = 'NegativeQuantity'"
+    ).fetchall()
+    assert flagged == [(Decimal("2359.68"), Decimal("2359.68"), Decimal(-24), Decimal(-24), None)]
+    assert _totals(con)[0][3] == sum(Decimal(r["CostInBillingCurrency"]) for r in rows)
