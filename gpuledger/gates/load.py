@@ -558,7 +558,8 @@ def _insert_focus_rows(
     try:
         # a model binds the parameters it names (DuckDB refuses others)
         insert = con.execute(
-            "INSERT INTO focus.cost_rows BY NAME " + sql, {k: v for k, v in params.items() if f"${k}" in sql}
+            "INSERT INTO focus.cost_rows BY NAME " + _NUL_FREE_TAGS + "(\n" + sql + "\n)",
+            {k: v for k, v in params.items() if f"${k}" in sql},
         )
         rows = _inserted(insert)
     except duckdb.Error as exc:
@@ -568,6 +569,14 @@ def _insert_focus_rows(
     if part.of == 1:  # in the insert's transaction: an update of committed rows aborts other loads' inserts on a lake
         con.execute(load_sql("normalize/unify_service_categories.sql"), {"id": part.delivery_id})
     return rows
+
+
+# A NUL character in a tag is removed from every format's rows, and the row flagged (normalize/macros.sql); a model
+# with no tag at all may type its NULL Tags as a number.
+_NUL_FREE_TAGS = (
+    "SELECT * REPLACE (tags_without_nul(CAST(Tags AS VARCHAR)) AS Tags,"
+    " nul_in_tags_flagged(x_SourceChanges, CAST(Tags AS VARCHAR)) AS x_SourceChanges) FROM "
+)
 
 
 def _locate_bad_input(

@@ -257,8 +257,10 @@ def _flat_object(parsed: str) -> str:
 
 
 def _tags_parsed(text: str) -> str:
-    """EA/MCA CSVs write Tags without the outer braces; usage details and Parquet have them."""
-    wrapped = f"CASE WHEN starts_with({text}, '{{') THEN {text} ELSE '{{' || {text} || '}}' END"
+    """EA/MCA CSVs write Tags without the outer braces; usage details and Parquet have them. A NUL byte, which JSON
+    allows only escaped, is escaped: the load removes it from the tag and flags the row (normalize/macros.sql)."""
+    escaped = f"replace({text}, chr(0), '\\u0000')"
+    wrapped = f"CASE WHEN starts_with({escaped}, '{{') THEN {escaped} ELSE '{{' || {escaped} || '}}' END"
     return f"TRY_CAST({wrapped} AS JSON)"
 
 

@@ -719,6 +719,27 @@ def test_cur2_tags_written_as_a_parquet_list_are_repaired(demo_copy, capsys):
     assert _total(demo_copy, CUR2_PAYER, "2026-11") == november
 
 
+def test_a_nul_character_in_a_tag_value_is_removed_and_flagged(demo_copy, capsys):
+    november = _total(demo_copy, CUR1_PAYER, "2026-11")
+    teams: list[str] = []
+
+    def nul(rows: list[list[str]]) -> None:
+        team = rows[0].index("resourceTags/user:team")
+        for row in [r for r in rows[1:] if r[team]][:3]:
+            teams.append(row[team])
+            row[team] = row[team][:2] + "\x00" + row[team][2:]
+
+    _rewrite_csv_gz(_cur1_part(demo_copy), nul)
+    code, out, err = _cli(capsys, "import", demo_copy / CUR1, "--home", demo_copy)
+    assert code == 0, err
+    with closing(open_warehouse(demo_copy)) as con:
+        flagged = con.execute("SELECT Tags FROM focus.costs WHERE x_SourceChanges = 'NulInTags'").fetchall()
+        escaped = con.execute("SELECT count(*) FROM focus.costs WHERE contains(Tags, '\\u0000')").fetchone()
+    assert sorted(json.loads(tags)["team"] for (tags,) in flagged) == sorted(teams)
+    assert escaped == (0,) and f"NulInTags {len(flagged)}" in out
+    assert _total(demo_copy, CUR1_PAYER, "2026-11") == november
+
+
 def test_aws_units_and_a_marketplace_product_under_two_codes_are_normalized(demo_copy, capsys):
     def quirks(rows: list[list[str]]) -> None:
         header = rows[0]

@@ -573,3 +573,14 @@ def test_a_negative_quantity_of_a_positive_cost_is_flagged_and_its_money_kept(co
     ).fetchall()
     assert flagged == [(Decimal("2359.68"), Decimal("2359.68"), Decimal(-24), Decimal(-24), None)]
     assert _totals(con)[0][3] == sum(Decimal(r["CostInBillingCurrency"]) for r in rows)
+
+
+@pytest.mark.parametrize("nul", ["\x00", "\\u0000"], ids=["a NUL byte", "an escaped NUL"])
+def test_a_nul_character_in_a_tag_value_is_removed_and_flagged(con, tmp_path, nul):
+    rows = ea_actual()
+    rows[1]["Tags"] = f'"team": "m{nul}l", "env": "prod"'
+    result = _load(con, "azure-actual", write_csv(tmp_path / "part_0.csv", rows, EA_HEADER))
+    assert result.repairs == (("NulInTags", 1),)
+    flagged = con.execute("SELECT Tags, x_SourceChanges FROM focus.costs WHERE x_SourceChanges IS NOT NULL").fetchall()
+    assert flagged == [('{"team":"ml","env":"prod"}', "NulInTags")]
+    assert _totals(con)[0][3] == EA_ACTUAL_TOTAL
