@@ -428,6 +428,14 @@ SOURCE_CHANGES: dict[str, SourceChange] = {
     "ServiceCategoryUnified": SourceChange(
         "ServiceCategory", "a ServiceName with several categories takes one (the first in FOCUS's order, Other last)"
     ),
+    "NulInTags": SourceChange(
+        "Tags", "a NUL character in a tag key or value (any format) is removed, the rest of the tag kept"
+    ),
+    "NegativeQuantity": SourceChange(
+        "PricingQuantity",
+        "a negative quantity on a row of positive cost (Azure) is kept as the source states it, the money too; flagged"
+        " for review",
+    ),
     "InvalidCommitmentTerm": SourceChange(
         "x_CommitmentTermStart",
         "a commitment start/end time that is no timestamp (AWS), or a Term that is no duration (Azure), is read as"

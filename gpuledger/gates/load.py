@@ -28,7 +28,7 @@ from gpuledger.normalize import aws_cur
 from gpuledger.normalize.files import (
     FileStats,
     GzipCheck,
-    bad_cast_predicate,
+    bad_cast_predicates,
     checking_gzip,
     first_bad_row,
     first_repeat,
@@ -600,7 +600,8 @@ def _insert_focus_rows(
     try:
         # a model binds the parameters it names (DuckDB refuses others)
         insert = con.execute(
-            "INSERT INTO focus.cost_rows BY NAME " + sql, {k: v for k, v in params.items() if f"${k}" in sql}
+            "INSERT INTO focus.cost_rows BY NAME " + _NUL_FREE_TAGS + "(\n" + sql + "\n)",
+            {k: v for k, v in params.items() if f"${k}" in sql},
         )
         rows = _inserted(insert)
     except duckdb.Error as exc:
@@ -610,6 +611,14 @@ def _insert_focus_rows(
     if part.of == 1:  # in the insert's transaction: an update of committed rows aborts other loads' inserts on a lake
         con.execute(load_sql("normalize/unify_service_categories.sql"), {"id": part.delivery_id})
     return rows
+
+
+# A NUL character in a tag is removed from every format's rows, and the row flagged (normalize/macros.sql); a model
+# with no tag at all may type its NULL Tags as a number.
+_NUL_FREE_TAGS = (
+    "SELECT * REPLACE (tags_without_nul(CAST(Tags AS VARCHAR)) AS Tags,"
+    " nul_in_tags_flagged(x_SourceChanges, CAST(Tags AS VARCHAR)) AS x_SourceChanges) FROM "
+)
 
 
 def _locate_bad_input(
@@ -627,9 +636,9 @@ def _locate_bad_input(
     empty = _NOT_NULL_FAILED.search(str(exc))
     for file in files:
         for header, sql_type in cast_columns.items():
-            predicate, problem = bad_cast_predicate(raw_types.get(header, "VARCHAR"), sql_type)
-            if found := first_bad_row(con, file, header, predicate):
-                return InputError(file, f"{found[1]!r} {problem}", row=found[0], column=header)
+            for predicate, problem in bad_cast_predicates(raw_types.get(header, "VARCHAR"), sql_type):
+                if found := first_bad_row(con, file, header, predicate):
+                    return InputError(file, f"{found[1]!r} {problem}", row=found[0], column=header)
         if empty and (error := _find_empty(con, [file], raw.columns, model, empty.group(1))):
             return error
         for canonical, allowed in model.enumerated_columns.items():

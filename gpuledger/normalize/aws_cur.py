@@ -95,13 +95,14 @@ def _cast_text(expr: str, column: CurColumn) -> str:
 
 
 def _as_map(header: str, header_types: dict[str, str]) -> str:
-    """A map column; CUR 2.0 CSV writes maps as JSON text, and text that is no flat object reads as no map."""
+    """A map column; CUR 2.0 CSV writes maps as JSON text, and text that is no flat object reads as no map, as does a
+    Parquet column of another type (a list)."""
     ident = quote_ident(header)
-    return (
-        ident
-        if header_types[header].startswith("MAP")
-        else f"TRY_CAST(TRY_CAST({ident} AS JSON) AS MAP(VARCHAR, VARCHAR))"
-    )
+    if header_types[header].startswith("MAP"):
+        return ident
+    if header_types[header] == TEXT:
+        return f"TRY_CAST(TRY_CAST({ident} AS JSON) AS MAP(VARCHAR, VARCHAR))"
+    return "CAST(NULL AS MAP(VARCHAR, VARCHAR))"
 
 
 # CUR 2.0's map columns, and the repair a malformed cell of one is flagged as (x_SourceChanges).
@@ -109,15 +110,21 @@ _MAP_REPAIRS = {"resource_tags": "InvalidTags", "cost_category": "InvalidCostCat
 
 
 def _map_repairs(header_types: dict[str, str]) -> dict[str, tuple[str, str]]:
-    """Header -> (SQL test, SourceChange) for map cells (CSV text) that are no flat JSON object, read as empty."""
+    """Header -> (SQL test, SourceChange) for map cells that are no flat JSON object (CSV text) or no map at all (a
+    Parquet list), read as empty; an empty cell or list is no entries, not flagged."""
     return {
         header: (
-            f"(nullif(trim({quote_ident(header)}), '') IS NOT NULL AND {_as_map(header, header_types)} IS NULL)",
+            f"({_map_cell(header, header_types[header])} IS NOT NULL AND {_as_map(header, header_types)} IS NULL)",
             change,
         )
         for header, change in _MAP_REPAIRS.items()
         if header in header_types and not header_types[header].startswith("MAP")
     }
+
+
+def _map_cell(header: str, raw_type: str) -> str:
+    ident = quote_ident(header)
+    return f"nullif(trim({ident}), '')" if raw_type == TEXT else f"nullif(CAST({ident} AS VARCHAR), '[]')"
 
 
 def _lenient_cast(header: str, raw_type: str, sql_type: str) -> tuple[str, str]:

@@ -220,10 +220,8 @@ def _typed(column: AzureColumn, header: str, raw_type: str) -> str:
     if column.name == "tags":
         parsed = _tags_parsed(text)
         # Minified, Azure's key order kept; an empty object is no tags; a cell that is no object neither (flagged).
-        return (
-            f"CASE WHEN {text} IS NOT NULL AND json_type({parsed}) = 'OBJECT'"
-            f" THEN nullif(CAST(json({parsed}) AS VARCHAR), '{{}}') END"
-        )
+        flat = _flat_object(parsed)
+        return f"CASE WHEN {text} IS NOT NULL AND {flat} THEN nullif(CAST(json({parsed}) AS VARCHAR), '{{}}') END"
     if column.name == "pricing_model":
         # "On Demand" (Microsoft's schema pages) and "OnDemand" (files) are one model.
         return f"nullif(replace({text}, ' ', ''), '')"
@@ -237,12 +235,12 @@ def _typed(column: AzureColumn, header: str, raw_type: str) -> str:
 
 
 def _repair_selects(tags_header: str | None, header_types: dict[str, str]) -> list[str]:
-    """``src_changes`` / ``src_values``: a Tags cell that is no JSON object (``""``, text) is read as no tags and
-    flagged InvalidTags, its text kept; money is never repaired."""
+    """``src_changes`` / ``src_values``: a Tags cell that is no flat JSON object (``""``, text, a nested value) is read
+    as no tags and flagged InvalidTags, its text kept; money is never repaired."""
     if tags_header is None:
         return ["CAST([] AS VARCHAR[]) AS src_changes", "CAST(NULL AS VARCHAR) AS src_values"]
     text = cast_expr(tags_header, header_types[tags_header], "VARCHAR")
-    broken = f"({text} IS NOT NULL AND json_type({_tags_parsed(text)}) IS DISTINCT FROM 'OBJECT')"
+    broken = f"({text} IS NOT NULL AND NOT coalesce({_flat_object(_tags_parsed(text))}, false))"
     original = f"CASE WHEN {broken} THEN {text} END"
     return [
         f"[CASE WHEN {broken} THEN 'InvalidTags' END] AS src_changes",
@@ -267,9 +265,16 @@ def _parse_date(text: str) -> str:
     return f"coalesce(CAST(try_strptime({text}, [{formats}]) AS DATE), {with_time})"
 
 
+def _flat_object(parsed: str) -> str:
+    """SQL: the parsed JSON is an object of plain values (FOCUS tags nest nothing)."""
+    return f"(json_type({parsed}) = 'OBJECT' AND NOT list_has_any(json_type({parsed}, '$.*'), ['OBJECT', 'ARRAY']))"
+
+
 def _tags_parsed(text: str) -> str:
-    """EA/MCA CSVs write Tags without the outer braces; usage details and Parquet have them."""
-    wrapped = f"CASE WHEN starts_with({text}, '{{') THEN {text} ELSE '{{' || {text} || '}}' END"
+    """EA/MCA CSVs write Tags without the outer braces; usage details and Parquet have them. A NUL byte, which JSON
+    allows only escaped, is escaped: the load removes it from the tag and flags the row (normalize/macros.sql)."""
+    escaped = f"replace({text}, chr(0), '\\u0000')"
+    wrapped = f"CASE WHEN starts_with({escaped}, '{{') THEN {escaped} ELSE '{{' || {escaped} || '}}' END"
     return f"TRY_CAST({wrapped} AS JSON)"
 
 

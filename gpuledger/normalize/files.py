@@ -20,6 +20,7 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 import duckdb
 import pyarrow.parquet as pq
@@ -37,6 +38,10 @@ _NO_HIVE = {"hive_partitioning": False}
 # DuckDB names a CSV error's physical line (the header is line 1) and its reason after the echoed line.
 _CSV_ERROR_LINE = re.compile(r"CSV Error on Line: (\d+)")
 _CSV_ERROR_FILE = re.compile(r"^\s*file = (.+)$", re.MULTILINE)
+# A byte that is not UTF-8, as the surrogateescape error handler reads it.
+_UNDECODABLE = re.compile("[\udc80-\udcff]")
+# Strict mode's error for a bare CR or LF inside an unquoted value: it names neither line nor reason.
+_CSV_INVALID_STATE = "The CSV Parser state machine reached an invalid state"
 _CSV_ERROR_REASONS = (
     "Value with unterminated quote found.",
     "Expected Number of Columns",
@@ -78,16 +83,17 @@ def csv_header(file: Path) -> list[str]:
 
     Exports are comma-separated: a ';' or tab header means a file re-saved by a spreadsheet (localized numbers).
     """
-    opener = gzip.open if file.name.lower().endswith((".gz", ".gzip")) else open
     try:
-        with opener(file, "rt", encoding="utf-8-sig", newline="") as handle:
+        with _open_text(file) as handle:
             first = handle.readline(1 << 20)
             header = next(csv.reader([first.rstrip("\r\n")]), None) if '"' not in first else None
             if header is None:  # a quoted header may span lines: let the csv module read the whole record
                 handle.seek(0)
                 header = next(csv.reader(handle), None)
-    except (OSError, EOFError, UnicodeDecodeError, csv.Error) as exc:
+    except (OSError, EOFError, csv.Error) as exc:
         raise InputError(file, f"unreadable header: {exc}", row=0) from exc
+    if header and (name := next((n for n in header if _UNDECODABLE.search(n)), None)):
+        raise InputError(file, f"the header is not UTF-8 text: {_as_bytes(name)!r}", row=0)
     for delimiter, name in ((";", "';'"), ("\t", "tabs")):
         if first.count(delimiter) > first.count(","):
             raise InputError(file, f"not comma-separated: the header is delimited by {name}", row=0)
@@ -97,6 +103,61 @@ def csv_header(file: Path) -> list[str]:
     if duplicated:
         raise InputError(file, "the header names a column twice", row=0, column=duplicated[0])
     return header
+
+
+def _open_text(file: Path, newline: str = "") -> TextIO:
+    """A CSV file as text; a byte that is not UTF-8 becomes a lone surrogate (:data:`_UNDECODABLE`), found where it is
+    instead of failing the chunk of text decoded ahead of it."""
+    opener = gzip.open if file.name.lower().endswith((".gz", ".gzip")) else open
+    return opener(file, "rt", encoding="utf-8-sig", errors="surrogateescape", newline=newline)  # type: ignore[return-value]
+
+
+def _as_bytes(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
+
+
+def first_non_utf8_cell(file: Path) -> InputError | None:
+    """The first cell of a CSV file that is not UTF-8 text, refused naming its row and column; None if none.
+
+    Refused, not repaired: exports are UTF-8, so such a byte means another encoding or a corrupt file, and then no
+    cell of the file (keys, money) can be trusted to read as the provider wrote it. Read in Python: DuckDB's CSV
+    reader fails internally on such a byte in a column its query does not read.
+    """
+    header = csv_header(file)
+    for row, record in _records(file):
+        for name, cell in zip(header, record, strict=False):
+            if _UNDECODABLE.search(cell):
+                return InputError(file, f"is not UTF-8 text: {_as_bytes(cell)!r}", row=row, column=name)
+    return None
+
+
+def _first_bare_carriage_return(file: Path) -> InputError | None:
+    """The first record of a CSV file holding a carriage return outside quotes (DuckDB names no row for it)."""
+    row, quoted = 0, False  # the header is record 0
+    try:
+        with _open_text(file, newline="\n") as handle:
+            for line in handle:
+                # text between quotes alternates outside / inside a quoted value ("" inside toggles twice)
+                for index, segment in enumerate(line.removesuffix("\n").removesuffix("\r").split('"')):
+                    quoted = quoted != (index > 0)
+                    if not quoted and "\r" in segment:
+                        message = "not a well-formed CSV row: a carriage return outside quotes (RFC 4180 quotes it)"
+                        return InputError(file, message, row=row)
+                row += 0 if quoted else 1
+    except (OSError, EOFError):
+        return None
+    return None
+
+
+def _records(file: Path) -> Iterator[tuple[int, list[str]]]:
+    """The data records of a CSV file as Python's csv module reads them, numbered from 1; none past one it cannot."""
+    try:
+        with _open_text(file) as handle:
+            records = csv.reader(handle)
+            next(records, None)
+            yield from enumerate(records, start=1)
+    except (OSError, EOFError, csv.Error):
+        return  # a file broken otherwise: DuckDB's read names what is wrong
 
 
 def read_csv_file(con: duckdb.DuckDBPyConnection, file: Path) -> duckdb.DuckDBPyRelation:
@@ -146,9 +207,10 @@ def _single_file(con: duckdb.DuckDBPyConnection, file: Path) -> duckdb.DuckDBPyR
 def cast_expr(header: str, raw_type: str, sql_type: str) -> str:
     """SQL that turns a file's column into ``sql_type``: CSV text is trimmed, '' is NULL, casts are strict.
 
-    Money from binary floating point is exact or refused: a DOUBLE becomes the decimal its shortest text form
-    spells (a direct cast drifts in the 8th digit above 10^7) and must be that decimal's nearest double (at most
-    10 decimal places); a 32-bit FLOAT has lost cents already and is refused.
+    Money is exact or refused: text must be a decimal number exact to 10 decimal places (:func:`decimal_from_cell`);
+    a DOUBLE becomes the decimal its shortest text form spells (a direct cast drifts in the 8th digit above 10^7)
+    and must be that decimal's nearest double (at most 10 decimal places); a 32-bit FLOAT has lost cents already
+    and is refused.
     """
     ident = quote_ident(header)
     if raw_type == "VARCHAR":
@@ -156,7 +218,7 @@ def cast_expr(header: str, raw_type: str, sql_type: str) -> str:
         if sql_type == "VARCHAR":
             return text
         if sql_type == MONEY:
-            return decimal_from_text(text)
+            return decimal_from_cell(ident, text)
         return f"CAST({text} AS {sql_type})"
     if sql_type == "VARCHAR":
         return f"nullif(CAST({ident} AS VARCHAR), '')"
@@ -193,18 +255,73 @@ def decimal_from_text(text: str, *, strict: bool = True) -> str:
     return f"coalesce(TRY_CAST({text} AS DECIMAL(18,10)), {split}, {wide}({text} AS {MONEY}))"
 
 
-def bad_cast_predicate(raw_type: str, sql_type: str) -> tuple[str, str]:
-    """SQL over a cell ``v`` that is TRUE where :func:`cast_expr` refuses it, and what is wrong there."""
+# A number as exports spell money: digits, a point, an exponent (FOCUS NumericFormat); no 1_329.216.
+_DECIMAL_NUMBER = r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?"
+
+
+def decimal_from_cell(cell: str, text: str, *, strict: bool = True) -> str:
+    """SQL turning a text cell into DECIMAL(38,10), held to the rule money in Parquet is held to: a decimal number
+    exact to 10 decimal places (:func:`exact_decimal_text`), else refused (``strict``: an error; else NULL).
+
+    ``text`` is the cell trimmed, NULL when blank. DuckDB's decimal cast alone would read ``1_329.216`` and round
+    past the 10th place. Plain digits with at most 10 after the point, the common case, take the 64-bit cast of the
+    cell as it is: four byte scans and a DOUBLE parse (which refuses the bare ``- `` the decimal cast reads as 0)
+    cost less than the trim they save. Any other spelling is checked in full.
+    """
+    plain = (
+        f"strpos({cell}, '_') = 0 AND strpos({cell}, 'e') = 0 AND strpos({cell}, 'E') = 0"
+        f" AND length({cell}) - strpos({cell}, '.') <= 10 AND TRY_CAST({cell} AS DOUBLE) IS NOT NULL"
+    )
+    refused = "error('not a decimal number exact to 10 decimal places')" if strict else "NULL"
+    checked = (
+        f"CASE WHEN {text} IS NULL THEN NULL WHEN {exact_decimal_text(text)}"
+        f" THEN {decimal_from_text(text, strict=strict)} ELSE {refused} END"
+    )
+    # CASE, not coalesce: DuckDB's optimizer would compute the trim in ``checked`` for every row, not only for these
+    return f"CASE WHEN {plain} THEN coalesce(TRY_CAST({cell} AS DECIMAL(18,10)), {checked}) ELSE {checked} END"
+
+
+def exact_decimal_text(text: str) -> str:
+    """SQL: ``text`` (trimmed) is a decimal number (digits, a point, an exponent) exact to 10 decimal places, such
+    as ``1.50000000000`` or ``2.5E-3``; NULL for an exponent beyond BIGINT."""
+    number = f"lower({text})"
+    mantissa = f"ltrim(split_part({number}, 'e', 1), '+-')"
+    exponent = f"TRY_CAST(coalesce(nullif(split_part({number}, 'e', 2), ''), '0') AS BIGINT)"
+    digits = f"replace({mantissa}, '.', '')"
+    # digits after the point, less the exponent and the trailing zeros (15.0e-1 has one place); zero has none
+    places = f"length(split_part({mantissa}, '.', 2)) - {exponent} - (length({digits}) - length(rtrim({digits}, '0')))"
+    return (
+        f"(regexp_full_match({text}, {quote_literal(_DECIMAL_NUMBER)})"
+        f" AND ({places} <= 10 OR ltrim({digits}, '0') = ''))"
+    )
+
+
+def bad_cast_predicates(raw_type: str, sql_type: str) -> list[tuple[str, str]]:
+    """SQL over a cell ``v`` that is TRUE where :func:`cast_expr` refuses it, and what is wrong there (text money
+    may be wrong in two ways)."""
     if sql_type == MONEY and raw_type == "FLOAT":
-        return "v IS NOT NULL", "is a 32-bit float (FLOAT column): it has lost cents; export money as DOUBLE or DECIMAL"
+        lost = "is a 32-bit float (FLOAT column): it has lost cents; export money as DOUBLE or DECIMAL"
+        return [("v IS NOT NULL", lost)]
     if sql_type == MONEY and raw_type == "DOUBLE":
         exact = f"TRY_CAST(CAST(v AS VARCHAR) AS {MONEY})"  # diagnostics only: the slow exact parse will do
-        return (
-            f"v IS NOT NULL AND (isnan(v) OR isinf(v) OR CAST({exact} AS DOUBLE) IS DISTINCT FROM v)",
-            "is not exact to 10 decimal places (binary floating point): money would be lost or invented",
-        )
+        return [
+            (
+                f"v IS NOT NULL AND (isnan(v) OR isinf(v) OR CAST({exact} AS DOUBLE) IS DISTINCT FROM v)",
+                "is not exact to 10 decimal places (binary floating point): money would be lost or invented",
+            )
+        ]
     text = "nullif(trim(CAST(v AS VARCHAR)), '')"
-    return f"{text} IS NOT NULL AND TRY_CAST({text} AS {sql_type}) IS NULL", f"is not a valid {sql_type}"
+    invalid = f"{text} IS NOT NULL AND TRY_CAST({text} AS {sql_type}) IS NULL"
+    if sql_type != MONEY or raw_type != "VARCHAR":
+        return [(invalid, f"is not a valid {sql_type}")]
+    number = f"regexp_full_match({text}, {quote_literal(_DECIMAL_NUMBER)})"
+    return [
+        (f"({text} IS NOT NULL AND NOT {number}) OR ({invalid})", f"is not a valid {sql_type}"),
+        (
+            f"{text} IS NOT NULL AND NOT coalesce({exact_decimal_text(text)}, false)",
+            "is not exact to 10 decimal places: money would be lost or invented",
+        ),
+    ]
 
 
 def _file_error(con: duckdb.DuckDBPyConnection, files: Sequence[Path], exc: duckdb.Error) -> InputError:
@@ -220,9 +337,15 @@ def _file_error(con: duckdb.DuckDBPyConnection, files: Sequence[Path], exc: duck
 
 
 def read_error(files: Sequence[Path], exc: BaseException) -> InputError | None:
-    """The file a DuckDB CSV read error names, as :func:`file_read_error`; None for any other error."""
+    """The file a DuckDB CSV read error names, as :func:`file_read_error`; None for any other error.
+
+    A DuckDB internal error on CSV files is looked into for the one cause known to raise it: text that is not UTF-8.
+    """
     named = _CSV_ERROR_FILE.search(str(exc))
-    if not (named and _CSV_ERROR_LINE.search(str(exc))):
+    if not (named and (_CSV_ERROR_LINE.search(str(exc)) or _CSV_INVALID_STATE in str(exc))):
+        if isinstance(exc, duckdb.InternalException):
+            csv_files = (f for f in files if file_kind(f) == "csv")
+            return next((error for f in csv_files if (error := first_non_utf8_cell(f))), None)
         return None
     file = next((f for f in files if str(f) == named.group(1).strip()), Path(named.group(1).strip()))
     return file_read_error(file, exc)
@@ -234,7 +357,11 @@ def file_read_error(file: Path, exc: BaseException) -> InputError:
     line = _CSV_ERROR_LINE.search(text)
     reason = next((r for r in text.splitlines() if r.strip().startswith(_CSV_ERROR_REASONS)), None)
     if line and reason:
+        if reason.strip().startswith("Invalid unicode") and (undecodable := first_non_utf8_cell(file)):
+            return undecodable
         return InputError(file, f"not a well-formed CSV row: {reason.strip()}", row=int(line.group(1)) - 1)
+    if _CSV_INVALID_STATE in text and (split := _first_bare_carriage_return(file)):
+        return split
     return InputError(file, f"unreadable: {describe_error(exc)}")
 
 

@@ -20,7 +20,14 @@ from types import MappingProxyType
 
 import duckdb
 
-from gpuledger.normalize.files import cast_expr, decimal_from_text, file_kind, first_bad_row, read_raw, row_of_content
+from gpuledger.normalize.files import (
+    cast_expr,
+    decimal_from_cell,
+    file_kind,
+    first_bad_row,
+    read_raw,
+    row_of_content,
+)
 from gpuledger.warehouse.sqlfiles import create_temp_view, quote_ident, quote_literal
 from models.aws import AWS_FIRST_PARTY, AWS_PROVIDER_NAME
 from models.azure import AZURE_FIRST_PARTY, AZURE_PROVIDER_NAME
@@ -390,9 +397,9 @@ def _checks(source: SourceColumns) -> list[_Check]:
             blank = "nullif(trim({v}), '') IS NULL OR " + literal
             checks.append(_Check(header, "bad", blank, "is empty, but the column must not be null"))
         if column.type is FocusType.DECIMAL:
-            exact = f"CASE WHEN ({text}) IS NULL THEN 0 ELSE {decimal_from_text(text, strict=False)} END"
-            bad = f"coalesce(TRY_CAST({{v}} AS DECIMAL(18,10)), {exact}) IS NULL"
-            checks.append(_Check(header, "bad", bad, "is not a decimal number"))
+            value = decimal_from_cell("{v}", text, strict=False)
+            bad = f"CASE WHEN {value} IS NOT NULL THEN false ELSE ({text}) IS NOT NULL END"
+            checks.append(_Check(header, "bad", bad, "is not a decimal number exact to 10 decimal places"))
         elif column.type is FocusType.DATETIME:
             fixed = f"regexp_replace({text}, '{_MINUTES_ONLY}', '\\1:00\\2')"
             bad = f"({text}) IS NOT NULL AND TRY_CAST({fixed} AS TIMESTAMPTZ) IS NULL"

@@ -303,8 +303,9 @@ def _problem(path: str | None, message_sql: str, condition: str) -> Problem:
 def _problems() -> list[Problem]:
     """Per-record checks, most basic first; the first that fires is reported."""
     checks = [_problem(None, quote_literal("malformed JSON: not one JSON object on this line"), "NOT is_object")]
-    shape_paths = [*BQ_OBJECTS, *BQ_ARRAYS]
-    for position, path in enumerate(shape_paths, start=1):
+    for position, path in enumerate(_SHAPE_PATHS, start=1):
+        if path in _TAG_LISTS:
+            continue  # descriptive: repaired (see _invalid_tags)
         expected = "OBJECT" if path in BQ_OBJECTS else "ARRAY"
         found = f"shapes[{position}]"
         checks.append(
@@ -314,14 +315,11 @@ def _problems() -> list[Problem]:
                 f"{found} NOT IN ({quote_literal(expected)}, 'NULL')",
             )
         )
-    for path in ("credits", "labels", "system_labels", "tags", "project.labels"):
-        checks.append(
-            _problem(
-                path,
-                quote_literal("an element is not a JSON object"),
-                f"list_position({_field(path)}, NULL) IS NOT NULL",
-            )
+    checks.append(
+        _problem(
+            "credits", quote_literal("an element is not a JSON object"), "list_position(rec.credits, NULL) IS NOT NULL"
         )
+    )
     for field in BQ_FIELDS:
         if field.required:
             checks.append(
@@ -362,6 +360,22 @@ def _problems() -> list[Problem]:
     )
     checks.extend(_credit_problems())
     return checks
+
+
+# Labels and tags are descriptive: a list that is none (a string, an object) or holds an element that is no object
+# reads as no labels (those elements) and is flagged InvalidTags, never a reason to refuse the file.
+_TAG_LISTS = ("labels", "system_labels", "tags", "project.labels")
+
+
+def _invalid_tags() -> str:
+    """SQL: the record's labels or tags were malformed (see :data:`_TAG_LISTS`)."""
+    wrong = [
+        f"coalesce(shapes[{_SHAPE_PATHS.index(path) + 1}] NOT IN ('ARRAY', 'NULL'), false)"
+        # an element that is no object reads as NULL, or as a record without key and value
+        f" OR coalesce(list_bool_or(list_transform({_field(path)}, e -> e.key IS NULL AND e.value IS NULL)), false)"
+        for path in _TAG_LISTS
+    ]
+    return " OR ".join(wrong)
 
 
 def _credit_problems() -> list[Problem]:
@@ -593,6 +607,7 @@ typed AS (
         list_filter(rec.system_labels, l -> nullif(l.key, '') IS NOT NULL) AS system_labels,
         list_filter(rec.project.labels, l -> nullif(l.key, '') IS NOT NULL) AS project_labels,
         list_filter(rec.tags, t -> nullif(t.key, '') IS NOT NULL) AS tags,
+        {_invalid_tags()} AS invalid_tags,
         list_transform(list_filter(rec.credits, c -> c IS NOT NULL), (c, i) -> {_credit_struct("c")}) AS credits,
         list_transform(list_filter(rec.credits, c -> c IS NOT NULL), (c, i) -> {{
             'ordinal': i, 'raw': c, 'amount': {_decimal("nullif(trim(c.amount), '')")}}}) AS credit_checks,

@@ -51,7 +51,12 @@ def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection
 
 def session_config() -> dict[str, str]:
     """Bounded memory: big exports spill to disk instead of growing RSS (``GPULEDGER_MEMORY_LIMIT``)."""
-    return {"memory_limit": os.environ.get("GPULEDGER_MEMORY_LIMIT", "1GB"), "preserve_insertion_order": "false"}
+    return {
+        "memory_limit": os.environ.get("GPULEDGER_MEMORY_LIMIT", "1GB"),
+        "preserve_insertion_order": "false",
+        # an internal error (a reader's bounds check on a bad input file) fails its statement, not every later one
+        "disable_database_invalidation": "true",
+    }
 
 
 def prepare_session(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:

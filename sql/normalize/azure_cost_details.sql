@@ -356,7 +356,9 @@ focus_rows AS (
                         THEN 'UnmappedUnit'
                 END,
                 CASE WHEN r.states_term AND r.term_months IS NULL THEN 'InvalidCommitmentTerm' END,
-                CASE WHEN takes_own_tag_key(r.tags) THEN 'ReservedTagKey' END
+                CASE WHEN takes_own_tag_key(r.tags) THEN 'ReservedTagKey' END,
+                -- a charge for less than nothing: FOCUS has no rule to repair it, the source's figures stay
+                CASE WHEN r.quantity < 0 AND r.cost > 0 THEN 'NegativeQuantity' END
             ]
         )) AS x_SourceChanges,
         CASE

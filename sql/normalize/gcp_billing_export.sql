@@ -307,7 +307,8 @@ focus_rows AS (
         e.usage_pricing_unit AS x_PricingUnitDescription,
         source_changes([
             CASE WHEN e.unit_unmapped THEN 'UnmappedUnit' END,
-            CASE WHEN takes_own_tag_key(e.tags_json) THEN 'ReservedTagKey' END
+            CASE WHEN takes_own_tag_key(e.tags_json) THEN 'ReservedTagKey' END,
+            CASE WHEN e.invalid_tags THEN 'InvalidTags' END
         ]) AS x_SourceChanges,
         -- the committed use discount a fee pays for or a credit applied (detailed export only; FOCUS 1.2 columns stay
         -- empty, docs/decisions/0016); a committed credit without subscription.instance_id names none

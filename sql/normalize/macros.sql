@@ -39,3 +39,27 @@ CREATE OR REPLACE TEMP MACRO source_tags(tags) AS
         ), ',') || '}'
         ELSE tags
     END;
+
+-- A NUL character in a tag (a broken export, any format) breaks what reads Tags next (text tools, Postgres JSON):
+-- Tags is JSON text, where NUL can only stand escaped (\u0000, not the text \\u0000); the character is removed.
+CREATE OR REPLACE TEMP MACRO tags_hold_nul(tags) AS
+    CASE WHEN contains(tags, '\u0000') THEN regexp_matches(tags, '(^|[^\\])(\\\\)*\\u0000') ELSE false END;
+
+CREATE OR REPLACE TEMP MACRO tags_without_nul(tags) AS
+    CASE
+        WHEN tags_hold_nul(tags) THEN '{' || array_to_string(list_transform(
+            map_entries(CAST(CAST(tags AS JSON) AS MAP(VARCHAR, JSON))),
+            e -> to_json(replace(e.key, chr(0), '')) || ':' || CASE
+                WHEN json_type(e.value) = 'VARCHAR' THEN to_json(replace(e.value ->> '$', chr(0), ''))
+                ELSE CAST(e.value AS VARCHAR)
+            END
+        ), ',') || '}'
+        ELSE tags
+    END;
+
+-- x_SourceChanges of a row whose tags held a NUL character (tags_without_nul), flagged NulInTags.
+CREATE OR REPLACE TEMP MACRO nul_in_tags_flagged(changes, tags) AS
+    CASE
+        WHEN tags_hold_nul(tags) THEN source_changes(list_append(string_split(changes, ','), 'NulInTags'))
+        ELSE changes
+    END;

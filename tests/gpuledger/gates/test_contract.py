@@ -677,7 +677,7 @@ def test_refusals_name_the_row_and_the_source_column(demo_copy, capsys, change, 
     [
         (12, lambda line: b'a,"unterminated', "unterminated quote"),
         (13, lambda line: b"short,row", "Expected Number of Columns"),
-        (20, lambda line: line.replace(b",", b",\xe9", 1), "not utf-8"),
+        (40, lambda line: line.replace(b",", b",x\ry,", 1), "a carriage return outside quotes"),
         (30, lambda line: line.rstrip(b"\n") + b"x" * 10_000_000, "Maximum line size"),
     ],
 )
@@ -690,6 +690,26 @@ def test_a_malformed_csv_row_is_named_with_its_reason(demo_copy, capsys, row, br
     assert code == 1
     error = _one_line_error(err)
     assert f"{part}, row {row}: not a well-formed CSV row: " in error and reason in error and len(error) < 1000
+    assert _loaded(demo_copy) == before
+
+
+@pytest.mark.parametrize(
+    ("row", "column", "breakage"),
+    [
+        (20, "identity/TimeInterval", lambda line: line.replace(b",", b",\xe9", 1)),
+        # a tag column: DuckDB's CSV reader failed internally on it and invalidated the warehouse's session
+        (200, "resourceTags/user:team", lambda line: line.replace(b",platform,", b",caf\xe9,", 1)),
+    ],
+)
+def test_text_that_is_not_utf8_is_refused_naming_row_and_column(demo_copy, capsys, row, column, breakage):
+    part = _cur1_part(demo_copy)
+    lines = gzip.decompress(part.read_bytes()).splitlines()
+    row = next(n for n in range(row, len(lines)) if breakage(lines[n]) != lines[n])
+    _replace_line(part, row, breakage(lines[row]))
+    before = _loaded(demo_copy)
+    code, _, err = _cli(capsys, "import", demo_copy / CUR1, "--home", demo_copy)
+    assert code == 1
+    assert f"{part}, row {row}, column '{column}': is not UTF-8 text: b'" in _one_line_error(err)
     assert _loaded(demo_copy) == before
 
 
@@ -862,6 +882,23 @@ def test_usage_dated_months_outside_its_billing_period_is_held(demo_copy, capsys
 
 
 @pytest.mark.parametrize(
+    ("cost", "reason"),
+    [
+        ("0.12345678901", "is not exact to 10 decimal places: money would be lost or invented"),  # DuckDB rounded it
+        ("1_329.216", "is not a valid DECIMAL(38,10)"),  # DuckDB read it as 1329.216
+    ],
+)
+def test_csv_money_is_exact_to_10_decimal_places_like_parquet_money_or_refused(demo_copy, capsys, cost, reason):
+    part = _cur1_part(demo_copy)
+    _rewrite_csv_gz(part, _set(8, "lineItem/UnblendedCost", cost))
+    before = _loaded(demo_copy)
+    code, _, err = _cli(capsys, "import", demo_copy / CUR1, "--home", demo_copy)
+    assert code == 1
+    assert _one_line_error(err).endswith(f"{part}, row 8, column 'lineItem/UnblendedCost': '{cost}' {reason}")
+    assert _loaded(demo_copy) == before
+
+
+@pytest.mark.parametrize(
     ("change", "message"),
     [
         (lambda m: m | {"billingPeriod": "2026-10"}, "the manifest states billing period '2026-10'"),
@@ -981,6 +1018,45 @@ def test_a_provider_tag_in_gpuledger_s_own_namespace_is_renamed_flagged_and_the_
     )
     assert code == 0, err
     assert allocated.exists()
+
+
+def test_cur2_tags_written_as_a_parquet_list_are_repaired(demo_copy, capsys):
+    november = _total(demo_copy, CUR2_PAYER, "2026-11")
+    part = _cur2_part(demo_copy)
+    listed = "list_transform(map_entries(resource_tags), e -> e.key || '=' || e.value)"
+    _rewrite_parquet(part, f"CASE WHEN rn < 5 THEN {listed} ELSE [] END AS resource_tags")
+    with duckdb.connect() as con:
+        tagged = con.execute(f"SELECT count(*) FROM read_parquet('{part}') WHERE len(resource_tags) > 0").fetchone()[0]
+    code, out, err = _cli(capsys, "import", demo_copy / CUR2, "--home", demo_copy)
+    assert code == 0, err
+    assert tagged > 0 and f"InvalidTags {tagged}" in out
+    with closing(open_warehouse(demo_copy)) as con:
+        flagged = con.execute(
+            "SELECT count(*), count(Tags), min(x_SourceValues) FROM focus.costs WHERE x_SourceChanges = 'InvalidTags'"
+        ).fetchone()
+    assert flagged[:2] == (tagged, 0) and json.loads(flagged[2])["resource_tags"].startswith("[")
+    assert _total(demo_copy, CUR2_PAYER, "2026-11") == november
+
+
+def test_a_nul_character_in_a_tag_value_is_removed_and_flagged(demo_copy, capsys):
+    november = _total(demo_copy, CUR1_PAYER, "2026-11")
+    teams: list[str] = []
+
+    def nul(rows: list[list[str]]) -> None:
+        team = rows[0].index("resourceTags/user:team")
+        for row in [r for r in rows[1:] if r[team]][:3]:
+            teams.append(row[team])
+            row[team] = row[team][:2] + "\x00" + row[team][2:]
+
+    _rewrite_csv_gz(_cur1_part(demo_copy), nul)
+    code, out, err = _cli(capsys, "import", demo_copy / CUR1, "--home", demo_copy)
+    assert code == 0, err
+    with closing(open_warehouse(demo_copy)) as con:
+        flagged = con.execute("SELECT Tags FROM focus.costs WHERE x_SourceChanges = 'NulInTags'").fetchall()
+        escaped = con.execute("SELECT count(*) FROM focus.costs WHERE contains(Tags, '\\u0000')").fetchone()
+    assert sorted(json.loads(tags)["team"] for (tags,) in flagged) == sorted(teams)
+    assert escaped == (0,) and f"NulInTags {len(flagged)}" in out
+    assert _total(demo_copy, CUR1_PAYER, "2026-11") == november
 
 
 def test_aws_units_and_a_marketplace_product_under_two_codes_are_normalized(demo_copy, capsys):

@@ -430,7 +430,7 @@ def test_bad_values_name_file_row_and_column_and_change_nothing(con, tmp_path, c
     assert focus_snapshot(con) == before
 
 
-@pytest.mark.parametrize("cell", ['"team": "ml", broken', '""', "untagged"])
+@pytest.mark.parametrize("cell", ['"team": "ml", broken', '""', "untagged", '"team": {"a": 1}', '{"team": ["a"]}'])
 def test_a_tags_cell_that_is_no_object_is_read_as_no_tags_and_flagged(con, tmp_path, cell):
     rows = ea_actual()
     rows[1]["Tags"] = cell
@@ -563,3 +563,28 @@ def test_a_term_that_is_no_duration_is_read_as_unknown_and_flagged(con, tmp_path
     ).fetchall()
     assert flagged == [(None, None, "InvalidCommitmentTerm", '{"Term":"one year"}')]
     assert con.execute("SELECT sum(BilledCost) FROM focus.costs").fetchone() == (EA_ACTUAL_TOTAL,)
+
+
+def test_a_negative_quantity_of_a_positive_cost_is_flagged_and_its_money_kept(con, tmp_path):
+    rows = ea_actual()
+    rows[0]["Quantity"] = "-24"  # 2359.68 charged for -24 hours
+    rows[1] |= {"Quantity": "-10", "CostInBillingCurrency": "-12"}  # a return of usage: both negative, consistent
+    result = _load(con, "azure-actual", write_csv(tmp_path / "part_0.csv", rows, EA_HEADER))
+    assert result.repairs == (("NegativeQuantity", 1),)
+    flagged = con.execute(
+        "SELECT BilledCost, EffectiveCost, ConsumedQuantity, PricingQuantity, x_SourceValues FROM focus.costs"
+        " WHERE x_SourceChanges = 'NegativeQuantity'"
+    ).fetchall()
+    assert flagged == [(Decimal("2359.68"), Decimal("2359.68"), Decimal(-24), Decimal(-24), None)]
+    assert _totals(con)[0][3] == sum(Decimal(r["CostInBillingCurrency"]) for r in rows)
+
+
+@pytest.mark.parametrize("nul", ["\x00", "\\u0000"], ids=["a NUL byte", "an escaped NUL"])
+def test_a_nul_character_in_a_tag_value_is_removed_and_flagged(con, tmp_path, nul):
+    rows = ea_actual()
+    rows[1]["Tags"] = f'"team": "m{nul}l", "env": "prod"'
+    result = _load(con, "azure-actual", write_csv(tmp_path / "part_0.csv", rows, EA_HEADER))
+    assert result.repairs == (("NulInTags", 1),)
+    flagged = con.execute("SELECT Tags, x_SourceChanges FROM focus.costs WHERE x_SourceChanges IS NOT NULL").fetchall()
+    assert flagged == [('{"team":"ml","env":"prod"}', "NulInTags")]
+    assert _totals(con)[0][3] == EA_ACTUAL_TOTAL

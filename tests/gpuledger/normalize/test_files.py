@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import random
+from contextlib import closing
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from gpuledger.normalize.files import decimal_from_text, first_bad_row, read_raw
+from gpuledger.normalize.files import decimal_from_text, first_bad_row, read_error, read_raw
+from gpuledger.warehouse.database import connect
 from models.errors import InputError
 
 
@@ -75,6 +77,34 @@ def test_a_parquet_file_lacking_a_column_is_named_too(tmp_path):
             ("x", 1.5),
             ("y", 2.5),
         ]
+
+
+def test_text_that_is_not_utf8_is_named_and_the_session_survives_duckdb_failing_on_it(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(b"cost,day,account,tag\n1.5,2026-01-01,111,ok\n2.5,2026-01-02,111,caf\xe9\n")
+    with closing(connect(tmp_path / "warehouse.duckdb")) as con:
+        raw = read_raw(con, [bad])
+        # a query reading fewer columns than the bad one's position: DuckDB's CSV reader fails internally
+        with pytest.raises(duckdb.InternalException) as failed:
+            raw.project("tag").fetchall()
+        assert con.execute("SELECT 42").fetchone() == (42,)  # the database was not invalidated
+    error = read_error([bad], failed.value)
+    assert error is not None
+    assert (error.row, error.column, error.reason) == (2, "tag", "is not UTF-8 text: b'caf\\xe9'")
+
+
+def test_line_breaks_load_quoted_and_are_refused_naming_the_row_unquoted(tmp_path):
+    rows = b'cost,tag\r\n1,"a\rb"\r\n2,"c\nd"\r\n3,"e\r\nf"\r\n'
+    quoted = tmp_path / "quoted.csv"
+    quoted.write_bytes(rows)
+    bare = tmp_path / "bare.csv"
+    bare.write_bytes(rows + b"4,g\rh\r\n")
+    with duckdb.connect() as con:
+        assert read_raw(con, [quoted]).project("tag").fetchall() == [("a\rb",), ("c\nd",), ("e\r\nf",)]
+        with pytest.raises(duckdb.Error) as failed:
+            read_raw(con, [bare]).project("tag").fetchall()
+    error = read_error([bare], failed.value)
+    assert error is not None and error.row == 4 and "a carriage return outside quotes" in error.reason
 
 
 def test_bad_values_of_reordered_files_are_found_by_name(tmp_path):

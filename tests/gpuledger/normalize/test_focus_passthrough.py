@@ -391,6 +391,9 @@ def test_parquet_without_time_zone_is_read_as_utc(con, tmp_path, caplog):
     ("change", "row", "column", "reason"),
     [
         ({"BilledCost": "12,50"}, 3, "BilledCost", "'12,50' is not a decimal number"),
+        # DuckDB's cast read the one as 1329.216 and rounded the other to 10 decimal places
+        ({"BilledCost": "1_329.216"}, 3, "BilledCost", "'1_329.216' is not a decimal number"),
+        ({"ListUnitPrice": "0.12345678901"}, 2, "ListUnitPrice", "'0.12345678901' is not a decimal number exact to 10"),
         ({"ChargeCategory": "Fee"}, 2, "ChargeCategory", "'Fee' is not an allowed value"),
         ({"CommitmentDiscountStatus": "Partial"}, 5, "CommitmentDiscountStatus", "'Partial' is not an allowed"),
         ({"ChargePeriodStart": "03/10/2026"}, 4, "ChargePeriodStart", "'03/10/2026' is not a timestamp"),

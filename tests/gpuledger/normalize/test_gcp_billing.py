@@ -415,6 +415,21 @@ BAD_INPUTS = {
 }
 
 
+@pytest.mark.parametrize(
+    "labels",
+    ["team=ml", {"team": "ml"}, ["team"], [{"key": "team", "value": "ml"}, "env=prod"]],
+    ids=["string", "object", "list of strings", "one element a string"],
+)
+def test_labels_that_are_no_list_of_records_are_repaired_and_flagged(con, tmp_path, labels):
+    records = _records_with(2, labels=labels)
+    result = _load(con, write_jsonl(tmp_path / "labels.jsonl", records))
+    assert result.repairs == (("InvalidTags", 1),)
+    flagged = con.execute("SELECT x_SourceLineItemId, Tags FROM focus.costs WHERE x_SourceChanges = 'InvalidTags'")
+    line_item, tags = flagged.fetchone()
+    assert line_item.endswith(":3") and "ml" not in str(json.loads(tags or "{}").get("env", ""))
+    assert _totals(con)[0][3] == _source_totals(records)
+
+
 @pytest.mark.parametrize("case", sorted(BAD_INPUTS))
 def test_bad_input_names_file_row_and_column_and_changes_nothing(con, tmp_path, case):
     _load(con, write_jsonl(tmp_path / "good.jsonl", every_credit_type()))
