@@ -1,10 +1,10 @@
 -- Deliveries of an open month that shrink or inflate the money a published slice holds for the days it already
--- covers: to (1 - $share) of it or less, or to 1 / (1 - $share) of it or more (0.5: halved or doubled), in billed or effective cost of any currency.
--- A month-to-date export grows by new days, never by multiplying the old ones; a single $0 or tax line replacing
--- a month of charges, or every row listed twice, is a broken export. Rows from the published slice's last charge
--- day on are new days and are not compared. Closed months have their own rule (closed_month_change); a slice the
--- delivery empties is empty_slice's, and one whose published money is zero has nothing to compare with.
--- Input: temp table delivery_slices. Parameters: $id (staged delivery), $share (e.g. 0.5).
+-- covers: to (1 - $share) of it or less, or to 1 / (1 - $share) of it or more (0.5: halved or doubled), in billed
+-- or effective cost of any currency. A month-to-date export grows by new days, never by multiplying the old ones;
+-- a single $0 or tax line replacing a month of charges, or every row listed twice, is a broken export. Rows from
+-- the published slice's last charge day on are new days and are not compared. Closed months have their own rule
+-- (closed_month_change); a slice the delivery empties is empty_slice's, and one whose published money is zero has
+-- nothing to compare with. Input: temp table delivery_slices. Parameters: $id (staged delivery), $share (e.g. 0.5).
 WITH replaced AS (
     SELECT d.ProviderName, d.BillingAccountId, d.BillingPeriodStart, d.billing_month
     FROM delivery_slices AS d
@@ -15,16 +15,16 @@ published AS (
     SELECT
         c.ProviderName, c.BillingAccountId, c.BillingPeriodStart, c.BillingCurrency,
         sum(c.BilledCost) AS billed_cost,
-        sum(c.EffectiveCost) AS effective_cost
+        sum(c.EffectiveCost) AS effective_cost,
+        max(c.ChargePeriodEnd) AS charge_end
     FROM focus.costs AS c
     SEMI JOIN replaced AS r USING (ProviderName, BillingAccountId, BillingPeriodStart)
     GROUP BY ALL
 ),
 
 covered_until AS (
-    SELECT c.ProviderName, c.BillingAccountId, c.BillingPeriodStart, max(c.ChargePeriodEnd) AS charge_end
-    FROM focus.costs AS c
-    SEMI JOIN replaced AS r USING (ProviderName, BillingAccountId, BillingPeriodStart)
+    SELECT ProviderName, BillingAccountId, BillingPeriodStart, max(charge_end) AS charge_end
+    FROM published
     GROUP BY ALL
 ),
 
